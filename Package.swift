@@ -1,0 +1,51 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// A system library found through pkg-config, with the packages that provide it.
+func systemLibrary(_ name: String, pkgConfig: String, apt: String, brew: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt]), .brew([brew])])
+}
+
+let package = Package(
+    name: "Earshot",
+    products: [
+        .executable(name: "earshot", targets: ["earshot"]),
+        .library(name: "EarshotDSP", targets: ["EarshotDSP"]),
+        .library(name: "EarshotIO", targets: ["EarshotIO"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+    ],
+    targets: [
+        systemLibrary("CFFTW", pkgConfig: "fftw3f", apt: "libfftw3-dev", brew: "fftw"),
+        systemLibrary("CSndFile", pkgConfig: "sndfile", apt: "libsndfile1-dev", brew: "libsndfile"),
+        systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev", brew: "libsoxr"),
+        systemLibrary("CPortAudio", pkgConfig: "portaudio-2.0", apt: "portaudio19-dev", brew: "portaudio"),
+        systemLibrary("COpenBLAS", pkgConfig: "openblas", apt: "libopenblas-dev", brew: "openblas"),
+        systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: "libspeexdsp-dev", brew: "speexdsp"),
+
+        .target(name: "EarshotCore"),
+        .target(name: "EarshotDSP", dependencies: ["EarshotCore", "CFFTW"]),
+        .target(
+            name: "EarshotIO",
+            dependencies: [
+                "EarshotCore", "EarshotDSP", "CSndFile", "CSoxr", "CPortAudio",
+                .product(name: "Atomics", package: "swift-atomics"),
+            ]
+        ),
+        .executableTarget(
+            name: "earshot",
+            dependencies: [
+                "EarshotCore", "EarshotDSP", "EarshotIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
+        ),
+
+        .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
+        .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotDSP"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
+        .testTarget(name: "EarshotCLITests", dependencies: ["earshot", "EarshotIO"]),
+    ]
+)

@@ -1,0 +1,1 @@
+#include <fftw3.h>

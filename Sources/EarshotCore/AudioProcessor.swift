@@ -1,0 +1,56 @@
+/// What a processor is told before it runs: allocate everything it needs for this.
+public struct ProcessSpec: Equatable, Sendable {
+    public var sampleRate: Double
+    public var maximumBlockFrames: Int
+    public var channelCount: Int
+
+    public init(sampleRate: Double, maximumBlockFrames: Int, channelCount: Int) {
+        self.sampleRate = sampleRate
+        self.maximumBlockFrames = maximumBlockFrames
+        self.channelCount = channelCount
+    }
+}
+
+/// The contract every stage of an Earshot chain keeps.
+///
+/// `prepare` may allocate and may refuse a spec it cannot serve; `process` must be real-time
+/// safe — no allocation, lock, I/O or logging — and must give the same output whatever the
+/// block sizes, so a chain behaves identically on a file and on a live stream.
+public protocol AudioProcessor {
+    mutating func prepare(_ spec: ProcessSpec) throws
+    /// Transforms `block` in place. Its frame count is at most `spec.maximumBlockFrames`.
+    mutating func process(_ block: inout AudioBlock)
+    /// Forgets all signal history, as if freshly prepared.
+    mutating func reset()
+    /// The honest algorithmic delay: output sample n reflects input sample n - latencySamples.
+    var latencySamples: Int { get }
+}
+
+/// Processors run one after the other; the chain's latency is the sum of theirs.
+public struct ProcessorChain: AudioProcessor {
+    public private(set) var processors: [any AudioProcessor]
+
+    public init(_ processors: [any AudioProcessor] = []) {
+        self.processors = processors
+    }
+
+    public mutating func append(_ processor: any AudioProcessor) {
+        processors.append(processor)
+    }
+
+    public mutating func prepare(_ spec: ProcessSpec) throws {
+        for index in processors.indices { try processors[index].prepare(spec) }
+    }
+
+    public mutating func process(_ block: inout AudioBlock) {
+        for index in processors.indices { processors[index].process(&block) }
+    }
+
+    public mutating func reset() {
+        for index in processors.indices { processors[index].reset() }
+    }
+
+    public var latencySamples: Int {
+        processors.reduce(0) { $0 + $1.latencySamples }
+    }
+}

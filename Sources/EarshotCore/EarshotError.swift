@@ -1,0 +1,85 @@
+/// Every failure Earshot reports. Each case carries enough to write one human sentence;
+/// `isBadInput` separates the user's mistakes (exit code 2) from Earshot's own (exit code 1).
+public enum EarshotError: Error, Equatable, CustomStringConvertible, Sendable {
+    case fileNotFound(path: String)
+    case unreadableAudio(path: String, reason: String)
+    case truncatedAudio(path: String, expectedFrames: Int, actualFrames: Int)
+    case emptyAudio(path: String)
+    case nonFiniteSamples(path: String, frame: Int)
+    case invalidSampleRate(Double)
+    case invalidChannelCount(Int)
+    case unsupportedChannelMapping(from: Int, to: Int)
+    case unsupportedFormat(String)
+    case invalidArgument(String)
+    case deviceNotFound(String)
+    case noDevices(direction: String)
+    case deviceFailure(String)
+    case writeFailed(path: String, reason: String)
+    case internalFailure(String)
+
+    /// The accepted range of sample rates: from telephone-band oddities to high-resolution audio.
+    public static let sampleRateRange: ClosedRange<Double> = 1_000...768_000
+    /// The largest channel count Earshot accepts.
+    public static let maximumChannelCount = 64
+
+    public var isBadInput: Bool {
+        switch self {
+        case .internalFailure, .writeFailed: false
+        default: true
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .fileNotFound(let path):
+            "\(path): no such file"
+        case .unreadableAudio(let path, let reason):
+            "\(path): not a readable audio file (\(reason))"
+        case .truncatedAudio(let path, let expected, let actual):
+            "\(path): file is truncated: header promises \(expected) frames but only \(actual) are present"
+        case .emptyAudio(let path):
+            "\(path): contains no audio frames"
+        case .nonFiniteSamples(let path, let frame):
+            "\(path): contains NaN or infinite samples (first at frame \(frame))"
+        case .invalidSampleRate(let rate):
+            "sample rate \(Self.format(rate)) Hz is outside the supported range "
+                + "\(Self.format(Self.sampleRateRange.lowerBound))–\(Self.format(Self.sampleRateRange.upperBound)) Hz"
+        case .invalidChannelCount(let count):
+            "channel count \(count) is outside the supported range 1–\(Self.maximumChannelCount)"
+        case .unsupportedChannelMapping(let from, let to):
+            "cannot map \(from) channels to \(to): only mono to many, many to mono and equal counts are supported"
+        case .unsupportedFormat(let detail):
+            "unsupported format: \(detail)"
+        case .invalidArgument(let detail):
+            detail
+        case .deviceNotFound(let name):
+            "no audio device matches '\(name)' (run 'earshot devices' to list them)"
+        case .noDevices(let direction):
+            "no audio \(direction) devices are available on this machine"
+        case .deviceFailure(let detail):
+            "audio device error: \(detail)"
+        case .writeFailed(let path, let reason):
+            "\(path): cannot write (\(reason))"
+        case .internalFailure(let detail):
+            "internal error: \(detail)"
+        }
+    }
+
+    /// Checks a sample rate against `sampleRateRange`.
+    public static func validate(sampleRate: Double) throws {
+        guard sampleRate.isFinite, sampleRateRange.contains(sampleRate) else {
+            throw EarshotError.invalidSampleRate(sampleRate)
+        }
+    }
+
+    /// Checks a channel count against `1...maximumChannelCount`.
+    public static func validate(channelCount: Int) throws {
+        guard (1...maximumChannelCount).contains(channelCount) else {
+            throw EarshotError.invalidChannelCount(channelCount)
+        }
+    }
+
+    private static func format(_ value: Double) -> String {
+        value.isFinite && value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : String(value)
+    }
+}

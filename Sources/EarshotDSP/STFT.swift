@@ -1,0 +1,231 @@
+import EarshotCore
+
+/// How a stream is cut into spectra and put back together.
+public struct STFTConfiguration: Equatable, Sendable {
+    public var frameSize: Int
+    public var hop: Int
+    public var analysisWindow: [Float]
+    public var synthesisWindow: [Float]
+
+    /// The synthesis window defaults to the analysis window (weighted overlap-add).
+    public init(frameSize: Int, hop: Int, analysis: Window = .sqrtHann, synthesis: Window? = nil) {
+        self.init(
+            frameSize: frameSize, hop: hop,
+            analysisWindow: analysis.coefficients(count: frameSize),
+            synthesisWindow: (synthesis ?? analysis).coefficients(count: frameSize))
+    }
+
+    public init(frameSize: Int, hop: Int, analysisWindow: [Float], synthesisWindow: [Float]) {
+        self.frameSize = frameSize
+        self.hop = hop
+        self.analysisWindow = analysisWindow
+        self.synthesisWindow = synthesisWindow
+    }
+
+    /// Per-sample gains that undo the overlap-added window product, one per position in a hop.
+    /// Dividing by the actual sum (rather than assuming a constant) reconstructs perfectly
+    /// for any window/hop pair whose overlap never sums to zero.
+    func reconstructionGains() throws -> [Float] {
+        guard frameSize >= 1, hop >= 1, hop <= frameSize,
+            analysisWindow.count == frameSize, synthesisWindow.count == frameSize
+        else {
+            throw EarshotError.invalidArgument(
+                "STFT needs 1 ≤ hop ≤ frame size and windows of frame size (frame \(frameSize), hop \(hop))")
+        }
+        var sums = [Double](repeating: 0, count: hop)
+        for n in 0..<frameSize { sums[n % hop] += Double(analysisWindow[n]) * Double(synthesisWindow[n]) }
+        let largest = sums.max() ?? 0
+        guard largest > 0, sums.allSatisfy({ $0 > 1e-6 * largest }) else {
+            throw EarshotError.invalidArgument(
+                "windows with frame \(frameSize) and hop \(hop) overlap to zero somewhere: the signal cannot be reconstructed")
+        }
+        return sums.map { Float(1 / $0) }
+    }
+}
+
+/// Keeps the latest `frameSize` samples of a stream and says when `hop` new ones have arrived.
+/// Starts as if preceded by silence, so the first frame is ready after `hop` samples.
+struct FrameCollector {
+    let frameSize: Int
+    let hop: Int
+    private(set) var history: [Float]
+    private var pending = 0
+
+    init(frameSize: Int, hop: Int) {
+        self.frameSize = frameSize
+        self.hop = hop
+        history = [Float](repeating: 0, count: frameSize)
+    }
+
+    /// Appends one sample; true when a new frame is complete.
+    @inline(__always)
+    mutating func push(_ sample: Float) -> Bool {
+        history[frameSize - hop + pending] = sample
+        pending += 1
+        return pending == hop
+    }
+
+    /// Call after each complete frame has been used: drops the oldest `hop` samples.
+    mutating func advance() {
+        history.withUnsafeMutableBufferPointer { h in
+            let base = h.baseAddress!
+            base.update(from: base + hop, count: frameSize - hop)
+        }
+        pending = 0
+    }
+
+    mutating func reset() {
+        for i in history.indices { history[i] = 0 }
+        pending = 0
+    }
+}
+
+/// Something that works on the spectrum of each frame, channel by channel.
+public protocol SpectralStage {
+    /// Called from `SpectralProcessor.prepare`; allocate here.
+    mutating func prepare(binCount: Int, spec: ProcessSpec) throws
+    /// Modifies `spectrum` (interleaved re, im; `binCount` bins) of one frame of `channel`.
+    /// Real-time path: no allocation, lock or I/O.
+    mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel: Int)
+    mutating func reset()
+}
+
+/// Streaming STFT → spectral stage → ISTFT, sample-exact for any block size.
+///
+/// Each output sample is complete once the frame containing its input has been synthesised,
+/// so the algorithmic delay is `frameSize - 1` samples.
+public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
+    public let configuration: STFTConfiguration
+    public private(set) var stage: Stage
+    private var channels: [ChannelState] = []
+    private var fft: RealFFT?
+    private var gains: [Float] = []
+
+    /// One channel's streaming state; a class so the audio path mutates it in place, never
+    /// through a copy.
+    private final class ChannelState {
+        var collector: FrameCollector
+        let overlapAdd: UnsafeMutableBufferPointer<Float>
+        let output: UnsafeMutableBufferPointer<Float>
+        var outputIndex = 1  // the first hop - 1 outputs are the silence before the first frame
+
+        init(frameSize: Int, hop: Int) {
+            collector = FrameCollector(frameSize: frameSize, hop: hop)
+            overlapAdd = .allocate(capacity: frameSize)
+            output = .allocate(capacity: hop)
+            reset()
+        }
+
+        deinit {
+            overlapAdd.deallocate()
+            output.deallocate()
+        }
+
+        func reset() {
+            collector.reset()
+            overlapAdd.update(repeating: 0)
+            output.update(repeating: 0)
+            outputIndex = 1
+        }
+    }
+
+    public init(configuration: STFTConfiguration, stage: Stage) {
+        self.configuration = configuration
+        self.stage = stage
+    }
+
+    public var latencySamples: Int { configuration.frameSize - 1 }
+
+    public mutating func prepare(_ spec: ProcessSpec) throws {
+        gains = try configuration.reconstructionGains()
+        let transform = RealFFT(size: configuration.frameSize)
+        fft = transform
+        try stage.prepare(binCount: transform.binCount, spec: spec)
+        channels = (0..<spec.channelCount).map { _ in
+            ChannelState(frameSize: configuration.frameSize, hop: configuration.hop)
+        }
+    }
+
+    public mutating func reset() {
+        for channel in channels { channel.reset() }
+        stage.reset()
+    }
+
+    public mutating func process(_ block: inout AudioBlock) {
+        guard let fft else { preconditionFailure("SpectralProcessor.process before prepare") }
+        for c in 0..<min(block.channelCount, channels.count) {
+            let state = channels[c]
+            let samples = block.channel(c)
+            for i in 0..<samples.count {
+                if state.collector.push(samples[i]) {
+                    synthesizeFrame(state, channel: c, fft: fft)
+                }
+                samples[i] = state.output[state.outputIndex]
+                state.outputIndex += 1
+            }
+        }
+    }
+
+    private mutating func synthesizeFrame(_ state: ChannelState, channel: Int, fft: RealFFT) {
+        let n = configuration.frameSize, hop = configuration.hop
+        configuration.analysisWindow.withUnsafeBufferPointer { window in
+            state.collector.history.withUnsafeBufferPointer { frame in
+                for i in 0..<n { fft.time[i] = frame[i] * window[i] }
+            }
+        }
+        fft.forward()
+        stage.process(spectrum: fft.spectrum, channel: channel)
+        fft.inverse()
+        let ola = state.overlapAdd
+        configuration.synthesisWindow.withUnsafeBufferPointer { window in
+            for i in 0..<n { ola[i] += fft.time[i] * window[i] }
+        }
+        gains.withUnsafeBufferPointer { gains in
+            for i in 0..<hop { state.output[i] = ola[i] * gains[i] }
+        }
+        let base = ola.baseAddress!
+        base.update(from: base + hop, count: n - hop)
+        (base + n - hop).update(repeating: 0, count: hop)
+        state.collector.advance()
+        state.outputIndex = 0
+    }
+}
+
+/// A stage that leaves every spectrum as it is: STFT → ISTFT alone.
+public struct IdentitySpectralStage: SpectralStage {
+    public init() {}
+    public mutating func prepare(binCount: Int, spec: ProcessSpec) throws {}
+    public mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel: Int) {}
+    public mutating func reset() {}
+}
+
+/// Streaming analysis alone: calls back with each frame's spectrum as soon as it is complete.
+/// Used by detectors and meters that read spectra but never resynthesise.
+public struct STFTAnalyzer {
+    public let configuration: STFTConfiguration
+    public let fft: RealFFT
+    private var collector: FrameCollector
+
+    public init(configuration: STFTConfiguration) {
+        self.configuration = configuration
+        fft = RealFFT(size: configuration.frameSize)
+        collector = FrameCollector(frameSize: configuration.frameSize, hop: configuration.hop)
+    }
+
+    /// Feeds samples; `onFrame` sees `fft.spectrum` of each completed frame.
+    public mutating func analyze(_ samples: UnsafeBufferPointer<Float>, onFrame: (RealFFT) -> Void) {
+        let n = configuration.frameSize
+        for sample in samples where collector.push(sample) {
+            configuration.analysisWindow.withUnsafeBufferPointer { window in
+                collector.history.withUnsafeBufferPointer { frame in
+                    for i in 0..<n { fft.time[i] = frame[i] * window[i] }
+                }
+            }
+            fft.forward()
+            onFrame(fft)
+            collector.advance()
+        }
+    }
+
+    public mutating func reset() { collector.reset() }
+}
