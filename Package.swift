@@ -44,7 +44,7 @@ let package = Package(
 
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotDSP"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO"]),
+        .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO", "EarshotDSP"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
         .testTarget(name: "EarshotCLITests", dependencies: ["earshot", "EarshotIO"]),
     ]

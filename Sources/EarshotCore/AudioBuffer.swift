@@ -1,14 +1,18 @@
-/// A non-owning, planar view of audio: `channelCount` channels of `frameCount` Float32 samples,
-/// channel `c` starting at `base + c * channelStride`. Creating and slicing a block never
-/// allocates, so blocks move freely on the real-time path.
+/// A planar view of audio: `channelCount` channels of `frameCount` Float32 samples, channel
+/// `c` starting at `base + c * channelStride`. A block keeps the storage it views alive
+/// (`owner`), and creating or slicing one never allocates, so blocks move freely on the
+/// real-time path.
 public struct AudioBlock {
     public let channelCount: Int
     public let frameCount: Int
     @usableFromInline let base: UnsafeMutablePointer<Float>
     @usableFromInline let channelStride: Int
+    /// Whatever owns the memory; nil when the caller guarantees its lifetime.
+    @usableFromInline let owner: AnyObject?
 
-    public init(base: UnsafeMutablePointer<Float>, channelCount: Int, frameCount: Int, channelStride: Int) {
+    public init(base: UnsafeMutablePointer<Float>, channelCount: Int, frameCount: Int, channelStride: Int, owner: AnyObject? = nil) {
         precondition(channelCount >= 1 && frameCount >= 0 && channelStride >= frameCount)
+        self.owner = owner
         self.base = base
         self.channelCount = channelCount
         self.frameCount = frameCount
@@ -26,7 +30,7 @@ public struct AudioBlock {
     @inlinable
     public func frames(from start: Int, count: Int) -> AudioBlock {
         precondition(start >= 0 && count >= 0 && start + count <= frameCount)
-        return AudioBlock(base: base + start, channelCount: channelCount, frameCount: count, channelStride: channelStride)
+        return AudioBlock(base: base + start, channelCount: channelCount, frameCount: count, channelStride: channelStride, owner: owner)
     }
 
     /// Sets every sample to zero.
@@ -74,7 +78,7 @@ public final class AudioBuffer {
     public func block(frameCount: Int? = nil) -> AudioBlock {
         let frames = frameCount ?? capacityFrames
         precondition(frames <= capacityFrames)
-        return AudioBlock(base: storage, channelCount: channelCount, frameCount: frames, channelStride: capacityFrames)
+        return AudioBlock(base: storage, channelCount: channelCount, frameCount: frames, channelStride: capacityFrames, owner: self)
     }
 
     /// The samples of channel `index`, all `capacityFrames` of them.
