@@ -34,17 +34,20 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
+        .target(name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP"]),
         .executableTarget(
             name: "earshot",
             dependencies: [
-                "EarshotCore", "EarshotDSP", "EarshotIO",
+                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
 
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO", "EarshotDSP"]),
+        .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotAlerts", "EarshotIO"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
         .testTarget(name: "EarshotCLITests", dependencies: ["earshot", "EarshotIO"]),
     ]

@@ -2,19 +2,6 @@ import EarshotCore
 import Testing
 import Foundation
 
-/// A small seeded generator (SplitMix64) so every test signal is reproducible.
-struct SeededRandom: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 func noise(count: Int, seed: UInt64, amplitude: Float = 0.5) -> [Float] {
     var rng = SeededRandom(seed: seed)
     return (0..<count).map { _ in Float.random(in: -amplitude...amplitude, using: &rng) }

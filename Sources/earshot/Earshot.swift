@@ -1,0 +1,34 @@
+import ArgumentParser
+import EarshotCore
+import Foundation
+
+@main
+struct Earshot: ParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "earshot",
+        abstract: "Hearing assistance and sound awareness: enhance speech, never lose an alert.",
+        version: version,
+        subcommands: [Info.self, Convert.self, Devices.self, Record.self, Play.self, Demo.self]
+    )
+
+    /// One line on stderr and a meaningful exit code for every failure: 2 for bad input
+    /// (including bad arguments), 1 for Earshot's own faults, 0 for help and version.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let error as EarshotError {
+            Terminal.error(error.description)
+            Foundation.exit(error.isBadInput ? 2 : 1)
+        } catch let code as ExitCode {
+            Foundation.exit(code.rawValue)
+        } catch {
+            let code = exitCode(for: error)
+            if code == .success { exit(withError: error) }
+            Terminal.error(message(for: error))
+            Foundation.exit(code == .validationFailure ? 2 : 1)
+        }
+    }
+}

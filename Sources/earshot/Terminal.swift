@@ -1,0 +1,61 @@
+import Atomics
+import Foundation
+
+/// Everything the CLI says goes through here: results to stdout, diagnostics and progress to stderr.
+enum Terminal {
+    static func error(_ message: String) {
+        FileHandle.standardError.write(Data("earshot: \(message)\n".utf8))
+    }
+
+    static func note(_ message: String) {
+        FileHandle.standardError.write(Data("\(message)\n".utf8))
+    }
+
+    static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
+
+    static func printJSON<T: Encodable>(_ value: T) throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        print(String(decoding: try encoder.encode(value), as: UTF8.self))
+    }
+}
+
+/// A one-line progress bar on stderr, drawn only when stderr is a terminal (quiet in pipes and
+/// logs) and at most ten times a second.
+final class ProgressBar {
+    private let label: String
+    private let total: Int
+    private let enabled: Bool
+    private var lastDraw = Date.distantPast
+    private var drawn = false
+
+    init(label: String, total: Int) {
+        self.label = label
+        self.total = total
+        enabled = Terminal.standardErrorIsTerminal && total > 0
+    }
+
+    func update(_ done: Int) {
+        guard enabled, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
+        lastDraw = Date()
+        let fraction = min(1, Double(done) / Double(total))
+        let width = 30, filled = Int(fraction * Double(width))
+        let bar = String(repeating: "#", count: filled) + String(repeating: "-", count: width - filled)
+        FileHandle.standardError.write(Data("\r\(label) [\(bar)] \(Int(fraction * 100))%".utf8))
+        drawn = true
+    }
+
+    func finish() {
+        guard drawn else { return }
+        FileHandle.standardError.write(Data("\r\u{1B}[2K".utf8))
+    }
+}
+
+/// Set by Ctrl-C: live runs end cleanly after the current block and keep what they have.
+let interruptRequested = ManagedAtomic<Bool>(false)
+
+/// Routes SIGINT to `interruptRequested` instead of killing the process.
+func installInterruptHandler() {
+    _ = interruptRequested.load(ordering: .relaxed)  // initialise the global before the handler can run
+    signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
+}
