@@ -22,7 +22,7 @@ public final class AudioFileWriter: AudioSink {
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw EarshotError.writeFailed(path: path, reason: "directory \(directory) does not exist")
+            throw EarshotError.invalidArgument("\(path): directory \(directory) does not exist")
         }
         self.path = path
         self.format = format

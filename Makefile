@@ -1,0 +1,59 @@
+# Earshot — `make demo` and `make test` are all a fresh Debian/Ubuntu (or macOS) machine
+# with Swift needs: each installs what is missing first.
+
+SWIFT       ?= swift
+# System libraries behind the C shims (pkg-config names in Package.swift), plus sox, which
+# the tests use as an independent reference.
+APT_PACKAGES  := pkg-config libfftw3-dev libsndfile1-dev libsoxr-dev portaudio19-dev \
+                 libopenblas-dev libspeexdsp-dev sox
+BREW_PACKAGES := pkg-config fftw libsndfile libsoxr portaudio openblas speexdsp sox
+SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+VENV        := .venv
+PYTHON      := $(VENV)/bin/python
+
+.PHONY: all deps build release demo test bench fixtures venv clean
+
+all: build
+
+deps:
+	@if command -v apt-get >/dev/null 2>&1; then \
+	  missing=""; for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	  if [ -n "$$missing" ]; then \
+	    echo "Installing:$$missing"; \
+	    $(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq $$missing >/dev/null; \
+	  fi; \
+	elif command -v brew >/dev/null 2>&1; then \
+	  for p in $(BREW_PACKAGES); do brew list $$p >/dev/null 2>&1 || brew install $$p; done; \
+	else \
+	  echo "Install these with your package manager: $(APT_PACKAGES)"; exit 1; \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+release: deps
+	$(SWIFT) build -c release
+
+demo: release
+	$(SWIFT) run -c release --skip-build earshot demo
+
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+bench: release
+	$(SWIFT) run -c release --skip-build earshot-bench
+
+# Python is for reference fixtures, evaluation and training only — never to run Earshot.
+venv: $(VENV)/.ready
+$(VENV)/.ready: requirements-dev.txt
+	@python3 -m venv --help >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	touch $@
+
+fixtures: venv
+	$(PYTHON) Tests/EarshotDSPTests/Fixtures/make_fixtures.py
+
+clean:
+	rm -rf .build
