@@ -44,6 +44,9 @@ let package = Package(
             ]
         ),
 
+        .executableTarget(
+            name: "earshot-bench", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"], path: "Benchmarks/EarshotBench"),
+
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO", "EarshotDSP"]),
