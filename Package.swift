@@ -35,10 +35,11 @@ let package = Package(
             ]
         ),
         .target(name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP"]),
+        .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         .executableTarget(
             name: "earshot",
             dependencies: [
-                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts",
+                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
@@ -51,6 +52,7 @@ let package = Package(
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO", "EarshotDSP"]),
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotAlerts", "EarshotIO"]),
+        .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
         .testTarget(name: "EarshotCLITests", dependencies: ["earshot", "EarshotIO"]),
     ]

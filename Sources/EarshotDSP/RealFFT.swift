@@ -22,7 +22,21 @@ public final class RealFFT {
     /// on the audio path, so a lock here costs nothing where it matters.
     private static let plannerLock = NSLock()
 
-    public init(size: Int) {
+    /// How hard FFTW looks for the fastest plan. Measuring pays off for the small sizes used
+    /// over and over in streaming; for one-off transforms of millions of points, planning
+    /// would cost more than it saves.
+    public enum Planning: Sendable {
+        case measure, estimate
+
+        /// Measure up to 2¹⁶ points, estimate beyond.
+        public static func suited(to size: Int) -> Planning { size <= 65_536 ? .measure : .estimate }
+    }
+
+    public convenience init(size: Int) {
+        self.init(size: size, planning: .suited(to: size))
+    }
+
+    public init(size: Int, planning: Planning) {
         precondition(size >= 1, "FFT size must be positive")
         self.size = size
         let bins = size / 2 + 1
@@ -34,7 +48,7 @@ public final class RealFFT {
         let complexSpectrum = UnsafeMutableRawPointer(spectrumPointer).bindMemory(to: fftwf_complex.self, capacity: bins)
         let complexScratch = UnsafeMutableRawPointer(scratch).bindMemory(to: fftwf_complex.self, capacity: bins)
         Self.plannerLock.lock()
-        let flags = UInt32(FFTW_MEASURE)
+        let flags = UInt32(planning == .measure ? FFTW_MEASURE : FFTW_ESTIMATE)
         forwardPlan = fftwf_plan_dft_r2c_1d(Int32(size), timePointer, complexSpectrum, flags)!
         inversePlan = fftwf_plan_dft_c2r_1d(Int32(size), complexScratch, timePointer, flags)!
         Self.plannerLock.unlock()
@@ -65,6 +79,29 @@ public final class RealFFT {
         fftwf_execute(inversePlan)
         let scale = 1 / Float(size)
         for i in 0..<size { time[i] *= scale }
+    }
+
+    /// The smallest size ≥ `minimum` whose only prime factors are 2, 3, 5 and 7: the sizes
+    /// FFTW transforms fastest.
+    public static func fastSize(atLeast minimum: Int) -> Int {
+        guard minimum > 1 else { return 1 }
+        var best = Int.max
+        var p2 = 1
+        while p2 < 2 * minimum {
+            var p3 = p2
+            while p3 < 2 * minimum {
+                var p5 = p3
+                while p5 < 2 * minimum {
+                    var p7 = p5
+                    while p7 < minimum { p7 *= 7 }
+                    best = min(best, p7)
+                    p5 *= 5
+                }
+                p3 *= 3
+            }
+            p2 *= 2
+        }
+        return best
     }
 
     /// Power |X_k|² of bin k.
