@@ -54,6 +54,7 @@ $(VENV)/.ready: requirements-dev.txt
 
 fixtures: venv
 	$(PYTHON) Tests/EarshotDSPTests/Fixtures/make_fixtures.py
+	$(PYTHON) Tests/EarshotRoomTests/Fixtures/make_fixtures.py
 
 clean:
 	rm -rf .build

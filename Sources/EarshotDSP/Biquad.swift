@@ -141,3 +141,20 @@ public struct BiquadFilter: AudioProcessor {
         sections.reduce(1) { $0 * $1.magnitude(atHz: frequencyHz, sampleRate: sampleRate) }
     }
 }
+
+extension BiquadFilter {
+    /// Filters a whole signal forwards and then backwards: the magnitude response squared,
+    /// no phase shift, so nothing moves in time. Offline only.
+    public func zeroPhase(_ signal: [Float], sampleRate: Double) -> [Float] {
+        guard !signal.isEmpty else { return [] }
+        func pass(_ x: [Float]) -> [Float] {
+            var filter = BiquadFilter(sections: sections)
+            try? filter.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: x.count, channelCount: 1))
+            let buffer = AudioBuffer(channels: [x])
+            var block = buffer.block()
+            filter.process(&block)
+            return Array(buffer.channel(0))
+        }
+        return pass(pass(signal).reversed()).reversed()
+    }
+}
