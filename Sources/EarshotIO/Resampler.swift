@@ -183,3 +183,15 @@ public final class ChannelMappedSource: AudioSource {
         return got
     }
 }
+
+extension Resampler {
+    /// Resamples whole channels held in memory (same soxr path as streaming).
+    public static func resample(_ channels: [[Float]], from inputRate: Double, to outputRate: Double) throws -> [[Float]] {
+        guard inputRate != outputRate else { return channels }
+        let source = try ResampledSource(MemorySource(channels: channels, sampleRate: inputRate), sampleRate: outputRate)
+        let sink = MemorySink(channelCount: channels.count)
+        var chain = ProcessorChain()
+        try Runner(blockFrames: 8192).run(source: source, chain: &chain, sink: sink)
+        return sink.channels
+    }
+}
