@@ -169,12 +169,10 @@ public final class PartitionedConvolver: AudioProcessor {
             let slot = (state.newest + p) % line.count
             let run = min(line.count - slot, line.count - p)
             for q in 0..<run {
-                let xr = line.real + (slot + q) * stride, xi = line.imaginary + (slot + q) * stride
-                let hr = response.real + (p + q) * stride, hi = response.imaginary + (p + q) * stride
-                for k in 0..<stride {
-                    sumRe[k] += xr[k] * hr[k] - xi[k] * hi[k]
-                    sumIm[k] += xr[k] * hi[k] + xi[k] * hr[k]
-                }
+                multiplyAccumulate(
+                    line.real + (slot + q) * stride, line.imaginary + (slot + q) * stride,
+                    response.real + (p + q) * stride, response.imaginary + (p + q) * stride,
+                    into: sumRe, sumIm, count: stride)
             }
             p += run
         }
@@ -188,5 +186,26 @@ public final class PartitionedConvolver: AudioProcessor {
         state.input.update(from: state.input + b, count: b)
         state.pending = 0
         state.outputIndex = 0
+    }
+
+    /// sum += x · h over split complex arrays, eight bins at a time (`count` is a multiple of 8).
+    @inline(__always)
+    private func multiplyAccumulate(
+        _ xr: UnsafeMutablePointer<Float>, _ xi: UnsafeMutablePointer<Float>,
+        _ hr: UnsafeMutablePointer<Float>, _ hi: UnsafeMutablePointer<Float>,
+        into sumRe: UnsafeMutablePointer<Float>, _ sumIm: UnsafeMutablePointer<Float>, count: Int
+    ) {
+        var k = 0
+        while k < count {
+            let a = UnsafeRawPointer(xr + k).loadUnaligned(as: SIMD8<Float>.self)
+            let b = UnsafeRawPointer(xi + k).loadUnaligned(as: SIMD8<Float>.self)
+            let c = UnsafeRawPointer(hr + k).loadUnaligned(as: SIMD8<Float>.self)
+            let d = UnsafeRawPointer(hi + k).loadUnaligned(as: SIMD8<Float>.self)
+            let re = UnsafeRawPointer(sumRe + k).loadUnaligned(as: SIMD8<Float>.self) + a * c - b * d
+            let im = UnsafeRawPointer(sumIm + k).loadUnaligned(as: SIMD8<Float>.self) + a * d + b * c
+            UnsafeMutableRawPointer(sumRe + k).storeBytes(of: re, as: SIMD8<Float>.self)
+            UnsafeMutableRawPointer(sumIm + k).storeBytes(of: im, as: SIMD8<Float>.self)
+            k += 8
+        }
     }
 }
