@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps build release demo test bench fixtures venv clean
+.PHONY: all deps build release demo test bench bench-room fixtures venv clean
 
 all: build
 
@@ -43,6 +43,11 @@ test: deps
 
 bench: release
 	$(SWIFT) run -c release --skip-build earshot-bench
+
+# Iterated convolution against SciPy and NumPy, and the partitioned convolver's real-time factor.
+bench-room: release venv
+	$(PYTHON) Benchmarks/room/bench_room.py --earshot .build/release/earshot
+	$(SWIFT) run -c release --skip-build earshot-bench room
 
 # Python is for reference fixtures, evaluation and training only — never to run Earshot.
 venv: $(VENV)/.ready

@@ -23,8 +23,9 @@ func roomSampleFormat(for path: String, requested: SampleFormat?) throws -> Samp
 
 /// Writes channels atomically, refusing to clip silently into an integer format.
 func writeRoomAudio(_ channels: [[Float]], to path: String, sampleRate: Double, sampleFormat: SampleFormat) throws {
-    let peak = channels.reduce(Float(0)) { max($0, $1.reduce(0) { max($0, abs($1)) }) }
-    if peak > 1, ![.f32, .f64].contains(sampleFormat) {
+    let isFloat = [.f32, .f64].contains(sampleFormat)
+    let peak = isFloat ? 0 : channels.reduce(Float(0)) { max($0, $1.reduce(0) { max($0, abs($1)) }) }
+    if peak > 1 {
         throw EarshotError.invalidArgument(
             "\(path): the audio peaks at \(String(format: "%+.1f", 20 * log10(peak))) dBFS and \(sampleFormat.rawValue) would clip it; use a float format or normalise")
     }

@@ -51,7 +51,7 @@ func relativeError(_ a: [Float], _ b: [Double]) -> Double {
         var seen: [Int] = []
         var progress: [Int] = []
         try iteration.run(through: 32, wanted: [32], progress: { progress.append($0) }) { k, _ in seen.append(k) }
-        #expect(seen == [32] && progress == Array(1...32))
+        #expect(seen == [32] && progress == [32])
     }
 
     @Test func resonantRoomsDoNotOverflow() throws {
