@@ -51,6 +51,23 @@ import Testing
         }
     }
 
+    @Test func responseAtAnotherRateIsResampled() throws {
+        try withTemporaryDirectory { dir in
+            try AudioFile.write(AudioBuffer(channels: [(0..<16_000).map { Float(sin(Double($0) * 0.05)) * 0.3 }]),
+                                to: dir.appendingPathComponent("src.wav").path, sampleRate: 16_000)
+            var ir = [Float](repeating: 0, count: 4800)  // 0.1 s at 48 kHz: a pulse and an echo
+            ir[0] = 1
+            ir[2400] = 0.5
+            try AudioFile.write(AudioBuffer(channels: [ir]), to: dir.appendingPathComponent("ir48k.wav").path, sampleRate: 48_000, sampleFormat: .f32)
+            let result = try earshot("room", "iterate", "src.wav", "--ir", "ir48k.wav", "--generations", "2", "--trim", "-o", "out.flac", in: dir)
+            #expect(result.status == 0, "\(result.stderr)")
+            let out = try AudioFile.read(path: dir.appendingPathComponent("out.flac").path)
+            #expect(out.info.sampleRate == 16_000 && out.info.sampleFormat == .s24)
+            // The resampled response lasts 1600 frames: two generations add at most 2 · 1599.
+            #expect(out.info.frameCount > 16_000 && out.info.frameCount <= 16_000 + 2 * 1599)
+        }
+    }
+
     @Test func sweepRecordedElsewhereIsMeasuredOffline() throws {
         try withTemporaryDirectory { dir in
             let sweep = try earshot("room", "sweep", "--sweep-seconds", "2", "--rate", "16000", "--start-hz", "50",
