@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         systemLibrary("CFFTW", pkgConfig: "fftw3f", apt: "libfftw3-dev", brew: "fftw"),
@@ -36,23 +37,28 @@ let package = Package(
         ),
         .target(name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
+        .target(
+            name: "EarshotAudiometry",
+            dependencies: ["EarshotCore", "EarshotDSP", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "earshot",
             dependencies: [
-                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom",
+                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
 
         .executableTarget(
-            name: "earshot-bench", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"], path: "Benchmarks/EarshotBench"),
+            name: "earshot-bench", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry"],
+            path: "Benchmarks/EarshotBench"),
 
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO", "EarshotDSP"]),
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotAlerts", "EarshotIO"]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
         .testTarget(name: "EarshotCLITests", dependencies: ["earshot", "EarshotIO"]),
     ]

@@ -1,6 +1,7 @@
 // `make bench`: speed of Earshot's building blocks as real-time factors (seconds of work per
 // second of audio on one core; below 1 is faster than real time), and whole-file conversion
-// against sox measured in the same run. `earshot-bench core` or `earshot-bench room` runs one group.
+// against sox measured in the same run; then the hearing-test procedures on a simulated
+// population. `earshot-bench core|room|audiometry` runs one group.
 import EarshotCore
 import EarshotDSP
 import EarshotIO
@@ -117,5 +118,8 @@ let group = CommandLine.arguments.dropFirst().first
 var table = Table()
 if group == nil || group == "core" { try coreRows(&table) }
 if group == nil || group == "room" { try roomRows(&table) }
-print("Earshot benchmarks — real-time factor = seconds of work per second of audio (one core)\n")
-table.print()
+if !table.rows.isEmpty {
+    print("Earshot benchmarks — real-time factor = seconds of work per second of audio (one core)\n")
+    table.print()
+}
+if group == nil || group == "audiometry" { try audiometryReport() }
