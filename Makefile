@@ -3,15 +3,15 @@
 
 SWIFT       ?= swift
 # System libraries behind the C shims (pkg-config names in Package.swift), plus sox, which
-# the tests use as an independent reference.
+# the tests use as an independent reference, and rsvg-convert, which renders audiograms to PNG.
 APT_PACKAGES  := pkg-config libfftw3-dev libsndfile1-dev libsoxr-dev portaudio19-dev \
-                 libopenblas-dev libspeexdsp-dev sox
-BREW_PACKAGES := pkg-config fftw libsndfile libsoxr portaudio openblas speexdsp sox
+                 libopenblas-dev libspeexdsp-dev sox librsvg2-bin
+BREW_PACKAGES := pkg-config fftw libsndfile libsoxr portaudio openblas speexdsp sox librsvg
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps build release demo test bench bench-room fixtures venv clean
+.PHONY: all deps build release demo test bench bench-room bench-audiometry fixtures venv clean
 
 all: build
 
@@ -48,6 +48,12 @@ bench: release
 bench-room: release venv
 	$(PYTHON) Benchmarks/room/bench_room.py --earshot .build/release/earshot
 	$(SWIFT) run -c release --skip-build earshot-bench room
+
+# Every hearing-test procedure on simulated listeners: in-process, then through the line
+# protocol with listeners simulated independently in Python.
+bench-audiometry: release
+	$(SWIFT) run -c release --skip-build earshot-bench audiometry
+	python3 Benchmarks/audiometry/drive_protocol.py --earshot .build/release/earshot --listeners 20
 
 # Python is for reference fixtures, evaluation and training only — never to run Earshot.
 venv: $(VENV)/.ready

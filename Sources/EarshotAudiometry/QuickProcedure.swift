@@ -62,7 +62,7 @@ public struct QuickProcedure: ThresholdProcedure {
             active = plan.ears.map { ear in
                 let known = results.filter { $0.ear == ear && $0.thresholdDBHL != nil }
                 let nearest = known.min { abs(log2($0.frequencyHz / frequency)) < abs(log2($1.frequencyHz / frequency)) }
-                let start = nearest.map { max(TestPlan.minimumDBHL, $0.thresholdDBHL! - 20) } ?? 0
+                let start = nearest.map { max(TestPlan.minimumDBHL, (($0.thresholdDBHL! - 20) / 5).rounded() * 5) } ?? 0
                 return Track(ear: ear, frequency: frequency, level: plan.clamp(start, ear, frequency))
             }
         } else if !retestDone, plan.frequencies.contains(1000), let ear = plan.ears.first,

@@ -10,7 +10,10 @@ struct Earshot: ParsableCommand {
         commandName: "earshot",
         abstract: "Hearing assistance and sound awareness: enhance speech, never lose an alert.",
         version: version,
-        subcommands: [Info.self, Convert.self, Devices.self, Record.self, Play.self, Room.self, Demo.self]
+        subcommands: [
+            Info.self, Convert.self, Devices.self, Record.self, Play.self, Room.self,
+            HearingTest.self, AudiogramCommand.self, CalibrationCommand.self, Demo.self,
+        ]
     )
 
     /// One line on stderr and a meaningful exit code for every failure: 2 for bad input

@@ -1,0 +1,132 @@
+import EarshotCore
+import Foundation
+
+/// What an audiologist reads off a finished test.
+public struct AudiogramSummary: Codable, Equatable, Sendable {
+    public struct EarSummary: Codable, Equatable, Sendable {
+        public var ear: Ear
+        /// Mean threshold at 0.5, 1, 2 and 4 kHz (WHO 2021), when all four were measured.
+        public var pureToneAverageDBHL: Double?
+        public var whoGrade: String?
+        /// NAL-R insertion gain per frequency, dB.
+        public var nalRGainDB: [String: Double]
+    }
+
+    public var ears: [EarSummary]
+
+    public init(thresholds: [ThresholdResult]) {
+        ears = Ear.allCases.reversed().compactMap { ear in
+            let table = Dictionary(thresholds.filter { $0.ear == ear }.map { ($0.frequencyHz, $0.thresholdDBHL ?? $0.noResponseAtDBHL ?? 120) },
+                                   uniquingKeysWith: { first, _ in first })
+            guard !table.isEmpty else { return nil }
+            let pta = Self.pureToneAverage(table)
+            return EarSummary(ear: ear, pureToneAverageDBHL: pta, whoGrade: pta.map(Self.whoGrade),
+                              nalRGainDB: Dictionary(uniqueKeysWithValues: Self.nalR(table).map { (String(Int($0.key)), $0.value) }))
+        }
+    }
+
+    static func pureToneAverage(_ table: [Double: Double]) -> Double? {
+        let values = [500.0, 1000, 2000, 4000].compactMap { table[$0] }
+        return values.count == 4 ? values.reduce(0, +) / 4 : nil
+    }
+
+    /// The grades of the World Report on Hearing (WHO 2021), from the better-ear style PTA of one ear.
+    public static func whoGrade(_ pta: Double) -> String {
+        switch pta {
+        case ..<20: "normal"
+        case ..<35: "mild"
+        case ..<50: "moderate"
+        case ..<65: "moderately severe"
+        case ..<80: "severe"
+        case ..<95: "profound"
+        default: "complete or total"
+        }
+    }
+
+    /// NAL-R (Byrne & Dillon 1986): gain = X + 0.31·HTL + k(f), X = 0.05 × (HTL₅₀₀ + HTL₁ₖ + HTL₂ₖ).
+    /// Needs 500, 1000 and 2000 Hz; gains below 0 dB are 0.
+    public static func nalR(_ table: [Double: Double]) -> [Double: Double] {
+        guard let h500 = table[500], let h1k = table[1000], let h2k = table[2000] else { return [:] }
+        let x = 0.05 * (h500 + h1k + h2k)
+        let k: [Double: Double] = [250: -17, 500: -8, 750: -3, 1000: 1, 1500: 1, 2000: -1, 3000: -2, 4000: -2, 6000: -2]
+        var gains: [Double: Double] = [:]
+        for (frequency, offset) in k {
+            guard let htl = table[frequency] else { continue }
+            gains[frequency] = max(0, ((x + 0.31 * htl + offset) * 10).rounded() / 10)
+        }
+        return gains
+    }
+}
+
+/// The standard audiogram chart as SVG: frequency on a log axis across the top, hearing level
+/// downwards, right ear as red circles, left ear as blue crosses, no-responses as arrows.
+public enum AudiogramChart {
+    public static func svg(thresholds: [ThresholdResult], title: String) -> String {
+        let width = 640.0, height = 560.0
+        let left = 70.0, right = 600.0, top = 80.0, bottom = 520.0
+        let minimumHz = 125.0, maximumHz = thresholds.contains { $0.frequencyHz > 8000 } ? 16_000.0 : 8000.0
+        let minimumDB = -10.0, maximumDB = 120.0
+        func x(_ hz: Double) -> Double { left + (right - left) * log2(hz / minimumHz) / log2(maximumHz / minimumHz) }
+        func y(_ db: Double) -> Double { top + (bottom - top) * (db - minimumDB) / (maximumDB - minimumDB) }
+        func fmt(_ v: Double) -> String { String(format: "%.1f", v) }
+        var svg = """
+            <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="Helvetica, Arial, sans-serif">
+            <rect width="100%" height="100%" fill="white"/>
+            <text x="\(fmt(width / 2))" y="28" text-anchor="middle" font-size="18">\(escape(title))</text>
+
+            """
+        var hz = minimumHz
+        while hz <= maximumHz {
+            svg += "<line x1=\"\(fmt(x(hz)))\" y1=\"\(fmt(top))\" x2=\"\(fmt(x(hz)))\" y2=\"\(fmt(bottom))\" stroke=\"#bbb\"/>\n"
+            let label = hz >= 1000 ? "\(fmt(hz / 1000).replacingOccurrences(of: ".0", with: "")) k" : "\(Int(hz))"
+            svg += "<text x=\"\(fmt(x(hz)))\" y=\"\(fmt(top - 10))\" text-anchor=\"middle\" font-size=\"12\">\(label)</text>\n"
+            hz *= 2
+        }
+        for db in stride(from: minimumDB, through: maximumDB, by: 10) {
+            svg += "<line x1=\"\(fmt(left))\" y1=\"\(fmt(y(db)))\" x2=\"\(fmt(right))\" y2=\"\(fmt(y(db)))\" stroke=\"\(db == 20 ? "#888" : "#ddd")\"/>\n"
+            svg += "<text x=\"\(fmt(left - 8))\" y=\"\(fmt(y(db) + 4))\" text-anchor=\"end\" font-size=\"12\">\(Int(db))</text>\n"
+        }
+        svg += "<text x=\"\(fmt(width / 2))\" y=\"\(fmt(top - 32))\" text-anchor=\"middle\" font-size=\"13\">Frequency (Hz)</text>\n"
+        svg += "<text transform=\"translate(22 \(fmt((top + bottom) / 2))) rotate(-90)\" text-anchor=\"middle\" font-size=\"13\">Hearing level (dB HL)</text>\n"
+        for ear in [Ear.right, .left] {
+            let colour = ear == .right ? "#d62728" : "#1f4fd6"
+            let points = thresholds.filter { $0.ear == ear }.sorted { $0.frequencyHz < $1.frequencyHz }
+            let found = points.filter { $0.thresholdDBHL != nil }
+            if found.count > 1 {
+                let path = found.map { "\(fmt(x($0.frequencyHz))),\(fmt(y($0.thresholdDBHL!)))" }.joined(separator: " ")
+                svg += "<polyline points=\"\(path)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"1.5\"/>\n"
+            }
+            for point in points {
+                let cx = x(point.frequencyHz)
+                guard let level = point.thresholdDBHL else {
+                    // No response: the symbol at the loudest level tried, with a downward arrow.
+                    let cy = y(point.noResponseAtDBHL ?? maximumDB)
+                    svg += symbol(ear, cx, cy, colour)
+                    svg += "<line x1=\"\(fmt(cx))\" y1=\"\(fmt(cy + 8))\" x2=\"\(fmt(cx + (ear == .right ? -10 : 10)))\" y2=\"\(fmt(cy + 20))\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
+                    continue
+                }
+                svg += symbol(ear, cx, y(level), colour)
+            }
+        }
+        svg += "<circle cx=\"\(fmt(left + 10))\" cy=\"\(fmt(height - 18))\" r=\"6\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\"/>"
+        svg += "<text x=\"\(fmt(left + 22))\" y=\"\(fmt(height - 14))\" font-size=\"12\">right ear</text>\n"
+        svg += symbol(.left, left + 110, height - 18, "#1f4fd6")
+        svg += "<text x=\"\(fmt(left + 122))\" y=\"\(fmt(height - 14))\" font-size=\"12\">left ear</text>\n"
+        svg += "</svg>\n"
+        return svg
+    }
+
+    private static func symbol(_ ear: Ear, _ cx: Double, _ cy: Double, _ colour: String) -> String {
+        let c = String(format: "%.1f", cx), d = String(format: "%.1f", cy)
+        if ear == .right {
+            return "<circle cx=\"\(c)\" cy=\"\(d)\" r=\"7\" fill=\"white\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
+        }
+        let a = String(format: "%.1f", cx - 6), b = String(format: "%.1f", cx + 6)
+        let u = String(format: "%.1f", cy - 6), v = String(format: "%.1f", cy + 6)
+        return "<line x1=\"\(a)\" y1=\"\(u)\" x2=\"\(b)\" y2=\"\(v)\" stroke=\"\(colour)\" stroke-width=\"2\"/><line x1=\"\(a)\" y1=\"\(v)\" x2=\"\(b)\" y2=\"\(u)\" stroke=\"\(colour)\" stroke-width=\"2\"/>\n"
+    }
+
+    private static func escape(_ text: String) -> String {
+        text.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;").replacingOccurrences(of: ">", with: "&gt;")
+    }
+}
