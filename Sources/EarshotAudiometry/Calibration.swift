@@ -125,14 +125,7 @@ public struct CalibrationProfile: Codable, Equatable, Sendable {
     public func save(path: String) throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        let temporary = path + ".partial"
-        do {
-            try encoder.encode(self).write(to: URL(fileURLWithPath: temporary))
-            _ = try FileManager.default.replaceItemAt(URL(fileURLWithPath: path), withItemAt: URL(fileURLWithPath: temporary))
-        } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
-            throw EarshotError.writeFailed(path: path, reason: error.localizedDescription)
-        }
+        try AtomicFile.write(try encoder.encode(self), to: path)
     }
 
     /// dB SPL of a full-scale sine at `frequency` in `ear`; nil where the profile has no measurement.

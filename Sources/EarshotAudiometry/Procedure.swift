@@ -37,6 +37,14 @@ public struct ThresholdResult: Codable, Equatable, Sendable {
     /// Set when nothing was heard: the loudest level tried.
     public var noResponseAtDBHL: Double?
     public var presentations: Int
+
+    public init(ear: Ear, frequencyHz: Double, thresholdDBHL: Double?, noResponseAtDBHL: Double?, presentations: Int) {
+        self.ear = ear
+        self.frequencyHz = frequencyHz
+        self.thresholdDBHL = thresholdDBHL
+        self.noResponseAtDBHL = noResponseAtDBHL
+        self.presentations = presentations
+    }
 }
 
 /// What every procedure needs to know before it starts.

@@ -110,7 +110,7 @@ public final class ResultStore: Sendable {
 
     private static func test(from row: Row, _ db: Database) throws -> StoredTest {
         let id: Int64 = row["id"]
-        let thresholds = try Row.fetchAll(db, sql: "SELECT * FROM threshold WHERE testId = ? ORDER BY ear DESC, frequencyHz", arguments: [id]).map { t in
+        let thresholds = try Row.fetchAll(db, sql: "SELECT * FROM threshold WHERE testId = ? ORDER BY rowid", arguments: [id]).map { t in
             ThresholdResult(ear: Ear(rawValue: t["ear"]) ?? .left, frequencyHz: t["frequencyHz"], thresholdDBHL: t["thresholdDBHL"],
                             noResponseAtDBHL: t["noResponseAtDBHL"], presentations: t["presentations"])
         }

@@ -70,7 +70,7 @@ struct AudiogramShow: ParsableCommand {
         let test = try database.open().test(id: id)
         let title = "\(test.person), \(ISO8601DateFormatter().string(from: test.takenAt).prefix(10)) — \(test.result.transducer.rawValue), \(test.result.procedure)"
         let chart = AudiogramChart.svg(thresholds: test.result.thresholds, title: title)
-        if let svg { try writeAtomically(Data(chart.utf8), to: svg) }
+        if let svg { try AtomicFile.write(Data(chart.utf8), to: svg) }
         if let png { try renderPNG(chart, to: png) }
         if format == .json {
             struct Shown: Encodable { var test: StoredTest; var summary: AudiogramSummary }
@@ -121,20 +121,6 @@ struct AudiogramShow: ParsableCommand {
         guard process.terminationStatus == 0, let data = FileManager.default.contents(atPath: pngPath) else {
             throw EarshotError.internalFailure("rsvg-convert could not render the chart")
         }
-        try writeAtomically(data, to: path)
-    }
-}
-
-/// Writes beside the destination and renames: the file appears whole or not at all.
-func writeAtomically(_ data: Data, to path: String) throws {
-    let url = URL(fileURLWithPath: path)
-    let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).partial")
-    do {
-        try data.write(to: temporary)
-        guard rename(temporary.path, url.path) == 0 else { throw EarshotError.writeFailed(path: path, reason: String(cString: strerror(errno))) }
-    } catch {
-        try? FileManager.default.removeItem(at: temporary)
-        if let error = error as? EarshotError { throw error }
-        throw EarshotError.invalidArgument("\(path): cannot write (\(error.localizedDescription))")
+        try AtomicFile.write(data, to: path)
     }
 }
