@@ -20,7 +20,7 @@ def phi(x):
     return 0.5 * math.erfc(-x / math.sqrt(2))
 
 
-def make_listener(kind, rng):
+def make_listener(kind, rng, sigma_override=None):
     def audiogram(shape):
         return {f: min(100.0, max(-10.0, shape(f) + rng.gauss(0, 3))) for f in FREQUENCIES}
 
@@ -43,6 +43,8 @@ def make_listener(kind, rng):
         base = rng.gauss(15, 8)
         left = audiogram(lambda f: base); right = audiogram(lambda f: base)
         fa, sigma, lapse = rng.uniform(0.2, 0.4), max(1.0, rng.gauss(5, 1)), 0.05
+    if sigma_override is not None:
+        sigma = sigma_override
     return {"left": left, "right": right, "fa": fa, "sigma": sigma, "lapse": lapse}
 
 
@@ -67,10 +69,11 @@ def answer(listener, stimulus, attenuation, rng):
     return guess if rng.random() < listener["fa"] else "none"
 
 
-def run_test(earshot, procedure, listener, seed, attenuation):
+def run_test(earshot, procedure, listener, seed, attenuation, transducer):
     rng = random.Random(seed)
     process = subprocess.Popen(
-        [earshot, "hearing-test", "run", "--protocol", "jsonl", "--procedure", procedure, "--seed", str(seed)],
+        [earshot, "hearing-test", "run", "--protocol", "jsonl", "--procedure", procedure, "--seed", str(seed),
+         "--transducer", transducer],
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
     stimuli = 0
     for line in process.stdout:
@@ -89,10 +92,14 @@ def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--earshot", required=True)
     parser.add_argument("--listeners", type=int, default=20, help="listeners per kind")
+    parser.add_argument("--sigma", type=float, help="psychometric spread for every listener (dB)")
+    parser.add_argument("--transducer", default="supra-aural", choices=["supra-aural", "insert", "circumaural"])
     args = parser.parse_args()
+    attenuation = 55 if args.transducer == "insert" else 40
     kinds = ["normal", "sloping", "flat", "asymmetric", "noisy"]
     print(f"Hearing test through the line protocol: {args.listeners} listeners per kind ({', '.join(kinds)}), "
-          "supra-aural (40 dB interaural attenuation), 8 frequencies × 2 ears\n")
+          f"{args.transducer} ({attenuation} dB interaural attenuation), 8 frequencies × 2 ears"
+          + (f", psychometric spread {args.sigma} dB" if args.sigma else "") + "\n")
     print(f"{'procedure':18} {'MAE dB':>7} {'±5 dB':>7} {'±10 dB':>7} {'tones':>7} {'stimuli':>8} "
           f"{'noisy flagged':>14} {'reliable flagged':>17}")
     baseline = None
@@ -102,8 +109,8 @@ def main():
         for k, kind in enumerate(kinds):
             for n in range(args.listeners):
                 seed = 1_000_000 + 1000 * k + n
-                listener = make_listener(kind, random.Random(seed))
-                result, stimuli = run_test(args.earshot, procedure, listener, seed, 40)
+                listener = make_listener(kind, random.Random(seed), args.sigma)
+                result, stimuli = run_test(args.earshot, procedure, listener, seed, attenuation, args.transducer)
                 tones.append(result["presentations"])
                 stimuli_total.append(stimuli)
                 flagged = bool(result["reliability"]["flags"])

@@ -103,11 +103,16 @@ public protocol ThresholdProcedure {
     var results: [ThresholdResult] { get }
     /// Retest minus first test at 1 kHz in the first ear, once the retest is done.
     var retestDifferenceDB: Double? { get }
+    /// How far the 1 kHz retest may move before the result is called unreliable: about two and
+    /// a half times the procedure's own test-retest spread.
+    var retestToleranceDB: Double { get }
     /// The session's current estimate of how often this listener says "heard" to silence.
     mutating func assumeFalseAlarmRate(_ rate: Double)
 }
 
 extension ThresholdProcedure {
+    /// The clinical rule for 5 dB staircases: a retest within 10 dB agrees.
+    public var retestToleranceDB: Double { 10 }
     public mutating func assumeFalseAlarmRate(_ rate: Double) {}
 }
 

@@ -152,7 +152,7 @@ public final class TestSession {
             flags.append("unreliable: named the wrong ear \(wrongEar.count) times in \(heard.count) answers — are the earphones on the right ears?")
         }
         let retest = procedure.retestDifferenceDB
-        if let retest, abs(retest) > 10 {
+        if let retest, abs(retest) > procedure.retestToleranceDB {
             flags.append("unreliable: the 1 kHz retest differs by \(Int(abs(retest).rounded())) dB")
         }
         let times = tones.compactMap(\.seconds).sorted()
