@@ -103,10 +103,9 @@ public struct BayesianProcedure: ThresholdProcedure {
         if isRetest, let first = found.first(where: { $0.ear == ear && $0.frequencyHz == frequency }) {
             beliefs.append((first.thresholdDBHL!, 10))
         } else {
-            let sameEar = found.filter { $0.ear == ear }
-            if let nearest = sameEar.min(by: { abs(log2($0.frequencyHz / frequency)) < abs(log2($1.frequencyHz / frequency)) }) {
+            if let nearest = results.nearestFound(ear, to: frequency) {
                 let octaves = abs(log2(nearest.frequencyHz / frequency))
-                beliefs.append((nearest.thresholdDBHL!, 8 + 12 * octaves))
+                beliefs.append((nearest.thresholdDBHL, 8 + 12 * octaves))
             }
             if let other = found.first(where: { $0.ear == ear.other && $0.frequencyHz == frequency }) {
                 beliefs.append((other.thresholdDBHL!, 18))
@@ -151,16 +150,9 @@ public struct BayesianProcedure: ThresholdProcedure {
     private mutating func finish(_ run: Run, threshold: Double?) {
         self.run = nil
         let rounded = threshold.map { ($0 * 10).rounded() / 10 }
-        if run.isRetest {
-            if let i = results.firstIndex(where: { $0.ear == run.ear && $0.frequencyHz == run.frequency }) {
-                results[i].presentations += run.trials
-                if let first = results[i].thresholdDBHL, let second = rounded { retestDifferenceDB = second - first }
-            }
-            return
-        }
-        results.append(ThresholdResult(
-            ear: run.ear, frequencyHz: run.frequency, thresholdDBHL: rounded,
-            noResponseAtDBHL: rounded == nil ? plan.maximum(run.ear, run.frequency) : nil, presentations: run.trials))
+        let difference = results.record(
+            run.ear, run.frequency, threshold: rounded, presentations: run.trials, isRetest: run.isRetest, plan: plan)
+        if run.isRetest { retestDifferenceDB = difference }
     }
 
     static func normalized(_ logDensity: [Double]) -> [Double] {

@@ -53,11 +53,8 @@ public struct HughsonWestlake: ThresholdProcedure {
     /// 40 dB HL at the first frequency of an ear; afterwards 15 dB above the nearest threshold
     /// already found in that ear (so the tone is clearly audible, as familiarisation wants).
     private func startLevel(_ ear: Ear, _ frequency: Double) -> Double {
-        let known = results.filter { $0.ear == ear && $0.thresholdDBHL != nil }
-        guard let nearest = known.min(by: { abs(log2($0.frequencyHz / frequency)) < abs(log2($1.frequencyHz / frequency)) }) else {
-            return 40
-        }
-        return max(20, min(60, nearest.thresholdDBHL! + 15))
+        guard let nearest = results.nearestFound(ear, to: frequency) else { return 40 }
+        return max(20, min(60, nearest.thresholdDBHL + 15))
     }
 
     public mutating func record(_ answer: Answer, to tone: Tone) {
@@ -103,19 +100,12 @@ public struct HughsonWestlake: ThresholdProcedure {
 
     private mutating func finish(_ run: Run, threshold: Double?) {
         self.run = nil
-        let result = ThresholdResult(
-            ear: run.ear, frequencyHz: run.frequency, thresholdDBHL: threshold,
-            noResponseAtDBHL: threshold == nil ? plan.maximum(run.ear, run.frequency) : nil, presentations: run.presentations)
-        guard run.isRetest else {
-            results.append(result)
-            return
-        }
+        let difference = results.record(
+            run.ear, run.frequency, threshold: threshold, presentations: run.presentations, isRetest: run.isRetest, plan: plan)
         // The retest checks reliability; the better of the two stands (ASHA).
-        guard let index = results.firstIndex(where: { $0.ear == run.ear && $0.frequencyHz == run.frequency }) else { return }
-        results[index].presentations += run.presentations
-        if let first = results[index].thresholdDBHL, let second = threshold {
-            retestDifferenceDB = second - first
-            results[index].thresholdDBHL = min(first, second)
+        if let difference, let index = results.firstIndex(where: { $0.ear == run.ear && $0.frequencyHz == run.frequency }) {
+            retestDifferenceDB = difference
+            results[index].thresholdDBHL = min(results[index].thresholdDBHL!, threshold!)
         }
     }
 }

@@ -47,6 +47,32 @@ public struct ThresholdResult: Codable, Equatable, Sendable {
     }
 }
 
+extension Array where Element == ThresholdResult {
+    /// The threshold found in `ear` at the frequency closest (in octaves) to `frequency`.
+    func nearestFound(_ ear: Ear, to frequency: Double) -> (frequencyHz: Double, thresholdDBHL: Double)? {
+        filter { $0.ear == ear && $0.thresholdDBHL != nil }
+            .min { abs(log2($0.frequencyHz / frequency)) < abs(log2($1.frequencyHz / frequency)) }
+            .map { ($0.frequencyHz, $0.thresholdDBHL!) }
+    }
+
+    /// Books a finished run: a first test is appended; a retest adds its presentations to the
+    /// first test's and returns retest minus first (nil if either found nothing).
+    mutating func record(
+        _ ear: Ear, _ frequency: Double, threshold: Double?, presentations: Int, isRetest: Bool, plan: TestPlan
+    ) -> Double? {
+        guard isRetest else {
+            append(ThresholdResult(
+                ear: ear, frequencyHz: frequency, thresholdDBHL: threshold,
+                noResponseAtDBHL: threshold == nil ? plan.maximum(ear, frequency) : nil, presentations: presentations))
+            return nil
+        }
+        guard let index = firstIndex(where: { $0.ear == ear && $0.frequencyHz == frequency }) else { return nil }
+        self[index].presentations += presentations
+        guard let first = self[index].thresholdDBHL, let second = threshold else { return nil }
+        return second - first
+    }
+}
+
 /// What every procedure needs to know before it starts.
 public struct TestPlan: Sendable {
     public var frequencies: [Double]

@@ -5,9 +5,9 @@ import Foundation
 ///
 /// Per frequency and ear, a first estimate comes from a rising tone — here tones 10 dB apart,
 /// the discrete form of "rises until you let go", from 0 dB HL at the first frequency and from
-/// 20 dB below the nearest threshold after that — that stops at the first answer. Then tones go to a random unfinished ear and the listener names the ear: a right
-/// answer moves down 10 dB, no answer up 5 dB, a wrong ear down 20 dB (the tone was loud enough
-/// to cross the head). The threshold is the mean of three correct answers that followed a miss.
+/// 20 dB below the nearest threshold after that — that stops at the first answer. Then tones go
+/// to a random unfinished ear and the listener names the ear: a right answer moves down 10 dB,
+/// no answer up 5 dB, a wrong ear down 20 dB (the tone was loud enough to cross the head). The threshold is the mean of three correct answers that followed a miss.
 public struct QuickProcedure: ThresholdProcedure {
     public let name = "quick"
     public let plan: TestPlan
@@ -60,9 +60,8 @@ public struct QuickProcedure: ThresholdProcedure {
             // From silence at the first frequency; later, from 20 dB below what this ear
             // heard at the nearest frequency already tested.
             active = plan.ears.map { ear in
-                let known = results.filter { $0.ear == ear && $0.thresholdDBHL != nil }
-                let nearest = known.min { abs(log2($0.frequencyHz / frequency)) < abs(log2($1.frequencyHz / frequency)) }
-                let start = nearest.map { max(TestPlan.minimumDBHL, (($0.thresholdDBHL! - 20) / 5).rounded() * 5) } ?? 0
+                let nearest = results.nearestFound(ear, to: frequency)
+                let start = nearest.map { max(TestPlan.minimumDBHL, (($0.thresholdDBHL - 20) / 5).rounded() * 5) } ?? 0
                 return Track(ear: ear, frequency: frequency, level: plan.clamp(start, ear, frequency))
             }
         } else if !retestDone, plan.frequencies.contains(1000), let ear = plan.ears.first,
@@ -122,15 +121,8 @@ public struct QuickProcedure: ThresholdProcedure {
 
     private mutating func finish(_ index: Int, _ track: Track, threshold: Double?) {
         active.remove(at: index)
-        if track.isRetest {
-            if let i = results.firstIndex(where: { $0.ear == track.ear && $0.frequencyHz == 1000 }) {
-                results[i].presentations += track.presentations
-                if let first = results[i].thresholdDBHL, let second = threshold { retestDifferenceDB = second - first }
-            }
-            return
-        }
-        results.append(ThresholdResult(
-            ear: track.ear, frequencyHz: track.frequency, thresholdDBHL: threshold,
-            noResponseAtDBHL: threshold == nil ? plan.maximum(track.ear, track.frequency) : nil, presentations: track.presentations))
+        let difference = results.record(
+            track.ear, track.frequency, threshold: threshold, presentations: track.presentations, isRetest: track.isRetest, plan: plan)
+        if track.isRetest { retestDifferenceDB = difference }
     }
 }
