@@ -25,26 +25,13 @@ func audiometryReport(listenersPerProfile: Int = 40) throws {
                 catches += result.reliability.catchTrials
                 if profile == .noisyResponder {
                     noisy += 1
-                    if !result.reliability.isReliable { noisyFlagged += 1 } else if ProcessInfo.processInfo.environment["EARSHOT_DEBUG"] != nil {
-                        print("missed noisy", kind.rawValue, listener.falseAlarmRate, result.reliability.catchTrials, result.reliability.falseAlarms, result.presentations)
-                    }
+                    if !result.reliability.isReliable { noisyFlagged += 1 }
                 } else {
                     reliable += 1
-                    if !result.reliability.isReliable {
-                        reliableFlagged += 1
-                        if ProcessInfo.processInfo.environment["EARSHOT_DEBUG"] != nil {
-                            print("flagged reliable", kind.rawValue, profile.rawValue, listener.falseAlarmRate, result.reliability.flags)
-                        }
-                    }
+                    if !result.reliability.isReliable { reliableFlagged += 1 }
                 }
                 for threshold in result.thresholds {
-                    guard let found = threshold.thresholdDBHL else {
-                        missing += 1
-                        if ProcessInfo.processInfo.environment["EARSHOT_DEBUG"] != nil {
-                            print("no response", kind.rawValue, profile.rawValue, threshold.ear, threshold.frequencyHz, listener.threshold(threshold.ear, threshold.frequencyHz), threshold.noResponseAtDBHL ?? -1)
-                        }
-                        continue
-                    }
+                    guard let found = threshold.thresholdDBHL else { missing += 1; continue }
                     errors.append(abs(found - listener.threshold(threshold.ear, threshold.frequencyHz)))
                 }
             }
