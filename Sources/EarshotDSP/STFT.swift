@@ -1,4 +1,5 @@
 import EarshotCore
+import Foundation
 
 /// How a stream is cut into spectra and put back together.
 public struct STFTConfiguration: Equatable, Sendable {
@@ -22,15 +23,45 @@ public struct STFTConfiguration: Equatable, Sendable {
         self.synthesisWindow = synthesisWindow
     }
 
-    /// Per-sample gains that undo the overlap-added window product, one per position in a hop.
-    /// Dividing by the actual sum (rather than assuming a constant) reconstructs perfectly
-    /// for any window/hop pair whose overlap never sums to zero.
+    /// A low-delay pair (after Mauler & Martin): a long asymmetric analysis window for fine
+    /// frequency resolution, and a synthesis window only `synthesisLength` samples long at the
+    /// end of the frame, so the delay is set by the short window, not the frame.
+    ///
+    /// The analysis window rises as a square-root Hann over all but the last
+    /// `synthesisLength / 2` samples and falls as one over those; the synthesis window is a Hann
+    /// of `synthesisLength` divided by the analysis window, so their product is that Hann, which
+    /// overlap-adds to one at a hop of `synthesisLength / 2`.
+    public static func lowDelay(frameSize: Int, hop: Int) -> STFTConfiguration {
+        let synthesisLength = 2 * hop
+        let rise = frameSize - hop, fall = hop
+        let analysis = (0..<frameSize).map { n -> Float in
+            n < rise ? Float(sin(Double.pi * Double(n) / Double(2 * rise))) : Float(cos(Double.pi * Double(n - rise) / Double(2 * fall)))
+        }
+        let synthesis = (0..<frameSize).map { n -> Float in
+            guard n >= frameSize - synthesisLength else { return 0 }
+            let hann = 0.5 - 0.5 * cos(2 * Double.pi * Double(n - (frameSize - synthesisLength)) / Double(synthesisLength))
+            return analysis[n] > 0 ? Float(hann / Double(analysis[n])) : 0
+        }
+        return STFTConfiguration(frameSize: frameSize, hop: hop, analysisWindow: analysis, synthesisWindow: synthesis)
+    }
+
+    /// Where synthesis begins in a frame: the synthesis window's first non-zero sample. Output
+    /// before it gets nothing from this frame, so it is complete one frame early; the delay is
+    /// therefore `frameSize − 1 − synthesisStart`.
+    public var synthesisStart: Int { synthesisWindow.firstIndex { $0 != 0 } ?? 0 }
+
+    /// Per-sample gains that undo the overlap-added window product, for the `hop` positions
+    /// emitted from `synthesisStart` on. Dividing by the actual sum (rather than assuming a
+    /// constant) reconstructs perfectly for any window/hop pair whose overlap never sums to zero.
     func reconstructionGains() throws -> [Float] {
         guard frameSize >= 1, hop >= 1, hop <= frameSize,
             analysisWindow.count == frameSize, synthesisWindow.count == frameSize
         else {
             throw EarshotError.invalidArgument(
                 "STFT needs 1 ≤ hop ≤ frame size and windows of frame size (frame \(frameSize), hop \(hop))")
+        }
+        guard synthesisStart + hop <= frameSize else {
+            throw EarshotError.invalidArgument("the synthesis window must span at least one hop (\(hop) samples)")
         }
         var sums = [Double](repeating: 0, count: hop)
         for n in 0..<frameSize { sums[n % hop] += Double(analysisWindow[n]) * Double(synthesisWindow[n]) }
@@ -39,7 +70,7 @@ public struct STFTConfiguration: Equatable, Sendable {
             throw EarshotError.invalidArgument(
                 "windows with frame \(frameSize) and hop \(hop) overlap to zero somewhere: the signal cannot be reconstructed")
         }
-        return sums.map { Float(1 / $0) }
+        return (0..<hop).map { Float(1 / sums[(synthesisStart + $0) % hop]) }
     }
 }
 
@@ -92,8 +123,9 @@ public protocol SpectralStage {
 
 /// Streaming STFT → spectral stage → ISTFT, sample-exact for any block size.
 ///
-/// Each output sample is complete once the frame containing its input has been synthesised,
-/// so the algorithmic delay is `frameSize - 1` samples.
+/// Each output sample leaves as soon as no later frame can add to it: the algorithmic delay is
+/// `frameSize − 1 − synthesisStart` samples (`frameSize − 1` for a full-length synthesis
+/// window, about twice the hop for `STFTConfiguration.lowDelay`).
 public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
     public let configuration: STFTConfiguration
     public private(set) var stage: Stage
@@ -134,7 +166,7 @@ public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         self.stage = stage
     }
 
-    public var latencySamples: Int { configuration.frameSize - 1 }
+    public var latencySamples: Int { configuration.frameSize - 1 - configuration.synthesisStart }
 
     public mutating func prepare(_ spec: ProcessSpec) throws {
         gains = try configuration.reconstructionGains()
@@ -180,8 +212,9 @@ public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         configuration.synthesisWindow.withUnsafeBufferPointer { window in
             for i in 0..<n { ola[i] += fft.time[i] * window[i] }
         }
+        let start = configuration.synthesisStart
         gains.withUnsafeBufferPointer { gains in
-            for i in 0..<hop { state.output[i] = ola[i] * gains[i] }
+            for i in 0..<hop { state.output[i] = ola[start + i] * gains[i] }
         }
         let base = ola.baseAddress!
         base.update(from: base + hop, count: n - hop)

@@ -27,11 +27,26 @@ import Testing
             var processor = SpectralProcessor(configuration: configuration, stage: IdentitySpectralStage())
             let output = try run(&processor, over: signal, blockSizes: blockSizes)
             let delay = processor.latencySamples
-            #expect(delay == c.frame - 1)
+            #expect(delay == c.frame - 1 - configuration.synthesisStart)
             var worst: Float = 0
             for n in 0..<(signal.count - delay) { worst = max(worst, abs(output[n + delay] - signal[n])) }
             #expect(worst <= 1e-5, "blocks \(blockSizes): error \(worst)")
             #expect(output[..<delay].allSatisfy { abs($0) < 1e-6 }, "output before the delay must be silence")
+        }
+    }
+
+    @Test func lowDelayWindowsReconstructWithAShortDelay() throws {
+        for (frame, hop) in [(512, 64), (1536, 192), (256, 32)] {
+            let configuration = STFTConfiguration.lowDelay(frameSize: frame, hop: hop)
+            let signal = noise(count: 8000, seed: 13)
+            for blockSizes in [[1], [64], [7, 480]] {
+                var processor = SpectralProcessor(configuration: configuration, stage: IdentitySpectralStage())
+                let output = try run(&processor, over: signal, blockSizes: blockSizes)
+                let delay = processor.latencySamples
+                #expect(delay <= 2 * hop, "frame \(frame): \(delay) samples")
+                let worst = (0..<(signal.count - delay)).map { abs(output[$0 + delay] - signal[$0]) }.max()!
+                #expect(worst <= 1e-5, "frame \(frame) hop \(hop) blocks \(blockSizes): \(worst)")
+            }
         }
     }
 

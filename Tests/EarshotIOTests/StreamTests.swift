@@ -211,7 +211,9 @@ import Testing
             let reader = try AudioFileReader(path: inputPath)
             let writer = try AudioFileWriter(path: outputPath, format: OutputFormat(container: .wav, sampleFormat: .f32), sampleRate: 16_000, channelCount: 2)
             let report = try Runner().run(source: reader, chain: &fileChain, sink: writer)
-            #expect(report.inputFrames == 24_011 && report.outputFrames == 24_011 && report.latencySamples == 127)
+            #expect(report.inputFrames == 24_011 && report.outputFrames == 24_011)
+            // A periodic square-root Hann starts at zero, so a 128-point frame delays by 126 samples.
+            #expect(report.latencySamples == 126)
             let fileOutput = try AudioFile.read(path: outputPath).buffer.toArrays()
 
             // Stream mode: raw f32le in and out through descriptors, in every block size.
