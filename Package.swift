@@ -36,6 +36,7 @@ let package = Package(
             ]
         ),
         .target(name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP"]),
+        .target(name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(
             name: "EarshotAudiometry",
@@ -43,14 +44,14 @@ let package = Package(
         .executableTarget(
             name: "earshot",
             dependencies: [
-                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry",
+                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry", "EarshotEnhance",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
 
         .executableTarget(
-            name: "earshot-bench", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry"],
+            name: "earshot-bench", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance"],
             path: "Benchmarks/EarshotBench"),
 
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
@@ -59,6 +60,7 @@ let package = Package(
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotAlerts", "EarshotIO"]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
+        .testTarget(name: "EarshotEnhanceTests", dependencies: ["EarshotEnhance", "EarshotIO", "EarshotAlerts"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
         .testTarget(name: "EarshotCLITests", dependencies: ["earshot", "EarshotIO"]),
     ]

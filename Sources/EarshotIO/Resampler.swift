@@ -195,3 +195,34 @@ extension Resampler {
         return sink.channels
     }
 }
+
+/// A sink at another sample rate: resamples what it is given with soxr and passes it on.
+public final class ResampledSink: AudioSink {
+    public let downstream: AudioSink
+    private let resampler: Resampler
+    private var output: AudioBuffer
+
+    public init(_ downstream: AudioSink, from inputRate: Double, to outputRate: Double, channelCount: Int) throws {
+        self.downstream = downstream
+        resampler = try Resampler(inputRate: inputRate, outputRate: outputRate, channelCount: channelCount)
+        output = AudioBuffer(channelCount: channelCount, capacityFrames: 4096)
+    }
+
+    public func write(_ block: AudioBlock) throws {
+        let needed = resampler.outputCapacity(forInputFrames: block.frameCount)
+        if output.capacityFrames < needed { output = AudioBuffer(channelCount: block.channelCount, capacityFrames: needed) }
+        let produced = try resampler.process(block, into: output.block())
+        if produced > 0 { try downstream.write(output.block(frameCount: produced)) }
+    }
+
+    public func finish() throws {
+        while true {
+            let produced = try resampler.flush(into: output.block())
+            if produced == 0 { break }
+            try downstream.write(output.block(frameCount: produced))
+        }
+        try downstream.finish()
+    }
+
+    public func discard() { downstream.discard() }
+}

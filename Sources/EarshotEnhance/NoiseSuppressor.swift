@@ -1,0 +1,200 @@
+import EarshotCore
+import EarshotDSP
+import Foundation
+
+/// Single-channel noise reduction for hearing-aid use, at under 10 ms of delay.
+///
+/// - **Delay.** A low-delay STFT: 32 ms asymmetric analysis frames for frequency resolution,
+///   8 ms synthesis windows for delay (7.9 ms algorithmic delay at 16 and 48 kHz).
+/// - **Noise.** The first `trainingSeconds` are taken as background and averaged; after that
+///   the noise spectrum keeps tracking through speech with the speech-presence-probability
+///   MMSE estimator of Gerkmann & Hendriks (2012), which follows babble, traffic and dishes
+///   within a second and does not creep up during speech.
+/// - **Gain.** The log-spectral-amplitude estimator (Ephraim & Malah 1985) with the
+///   decision-directed a priori SNR, floored at `strengthDB` below unity. The gain curve of
+///   each frame is then made a short linear filter (its impulse response tapered to ±4 ms), so
+///   fast gain changes under the short synthesis window do not alias in time; this, and the
+///   slow a priori SNR, keep musical noise and speech distortion down.
+///
+/// Tuned on the development set of `make eval-enhance`: OM-LSA's speech-presence weighting of
+/// the gain, a frame-level voice-activity weighting and a faster decision-directed estimate
+/// all measured worse there (STOI and ESTOI fell below the noisy input's).
+public struct NoiseSuppressor: AudioProcessor {
+    public var strengthDB: Double
+    public var trainingSeconds: Double
+    private var processor: SpectralProcessor<SuppressionStage>?
+
+    /// The sample rates the suppressor runs at; others are resampled at the edges.
+    public static let nativeRates: [Double] = [16_000, 48_000]
+    public static let defaultStrengthDB = 22.0
+
+    public init(strengthDB: Double = NoiseSuppressor.defaultStrengthDB, trainingSeconds: Double = 0.5) throws {
+        guard strengthDB.isFinite, (0...40).contains(strengthDB) else {
+            throw EarshotError.invalidArgument("strength must be 0–40 dB of attenuation, not \(strengthDB)")
+        }
+        guard trainingSeconds.isFinite, (0...10).contains(trainingSeconds) else {
+            throw EarshotError.invalidArgument("noise training must last 0–10 s, not \(trainingSeconds)")
+        }
+        self.strengthDB = strengthDB
+        self.trainingSeconds = trainingSeconds
+    }
+
+    /// The native rate to resample `rate` to.
+    public static func nativeRate(for rate: Double) -> Double { rate <= 24_000 ? 16_000 : 48_000 }
+
+    public var latencySamples: Int { processor?.latencySamples ?? 0 }
+
+    public mutating func prepare(_ spec: ProcessSpec) throws {
+        guard Self.nativeRates.contains(spec.sampleRate) else {
+            throw EarshotError.invalidArgument("the noise suppressor runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
+        }
+        let scale = Int(spec.sampleRate / 16_000)  // 1 or 3: the same times at either rate
+        let hop = 64 * scale
+        let stage = SuppressionStage(
+            floor: Float(Decibels.toAmplitude(-strengthDB)), trainingFrames: max(1, Int(trainingSeconds * spec.sampleRate) / hop),
+            noiseSmoothing: Float(pow(0.8, Double(hop) / spec.sampleRate / 0.01)), gainTaps: 64 * scale)
+        var processor = SpectralProcessor(configuration: .lowDelay(frameSize: 512 * scale, hop: hop), stage: stage)
+        try processor.prepare(spec)
+        self.processor = processor
+    }
+
+    public mutating func process(_ block: inout AudioBlock) {
+        processor!.process(&block)
+    }
+
+    public mutating func reset() {
+        processor?.reset()
+    }
+}
+
+/// The per-bin estimation and gain; one state per channel.
+struct SuppressionStage: SpectralStage {
+    let floor: Float
+    let trainingFrames: Int
+    /// Noise smoothing per frame (Gerkmann & Hendriks' 0.8 per 10 ms, rescaled to the hop).
+    let noiseSmoothing: Float
+    /// Half-length of the gain's impulse response, samples.
+    let gainTaps: Int
+    private var channels: [Channel] = []
+    private var gainTransform: RealFFT?
+    private var gains: [Float] = []
+    private var gainTaper: [Float] = []
+
+    /// The a priori SNR speech is assumed to have when present, for its presence probability
+    /// (7 dB; 15 dB in the original paper, lower measured better here).
+    static let presenceSNR: Float = 5
+    /// Decision-directed weight per frame.
+    static let decisionDirected: Float = 0.98
+    static let minimumPrioriSNR: Float = 0.003  // −25 dB
+
+    private final class Channel {
+        let noise: UnsafeMutableBufferPointer<Float>
+        let cleanPower: UnsafeMutableBufferPointer<Float>  // G²|Y|² of the previous frame
+        let presence: UnsafeMutableBufferPointer<Float>  // smoothed presence probability
+        var frames = 0
+
+        init(bins: Int) {
+            noise = .allocate(capacity: bins)
+            cleanPower = .allocate(capacity: bins)
+            presence = .allocate(capacity: bins)
+            reset()
+        }
+
+        deinit {
+            noise.deallocate()
+            cleanPower.deallocate()
+            presence.deallocate()
+        }
+
+        func reset() {
+            noise.update(repeating: 0)
+            cleanPower.update(repeating: 0)
+            presence.update(repeating: 0)
+            frames = 0
+        }
+    }
+
+    init(floor: Float, trainingFrames: Int, noiseSmoothing: Float, gainTaps: Int) {
+        self.floor = floor
+        self.trainingFrames = trainingFrames
+        self.noiseSmoothing = noiseSmoothing
+        self.gainTaps = gainTaps
+    }
+
+    mutating func prepare(binCount: Int, spec: ProcessSpec) throws {
+        channels = (0..<spec.channelCount).map { _ in Channel(bins: binCount) }
+        let size = 2 * (binCount - 1)
+        gainTransform = RealFFT(size: size)
+        gains = [Float](repeating: 1, count: binCount)
+        gainTaper = (0..<size).map { n in
+            let distance = min(n, size - n)
+            return distance >= gainTaps ? 0 : Float(0.5 + 0.5 * cos(Double.pi * Double(distance) / Double(gainTaps)))
+        }
+    }
+
+    mutating func reset() {
+        for channel in channels { channel.reset() }
+    }
+
+    mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel index: Int) {
+        let state = channels[index]
+        let bins = spectrum.count / 2
+        let training = state.frames < trainingFrames
+        state.frames += 1
+        let weight = 1 / Float(min(state.frames, trainingFrames))
+        let presenceSNR = Self.presenceSNR, alpha = Self.decisionDirected
+        for k in 0..<bins {
+            let re = spectrum[2 * k], im = spectrum[2 * k + 1]
+            let power = re * re + im * im
+            var noise = state.noise[k]
+            if training {
+                noise += (power - noise) * weight  // the running mean of the background
+            } else {
+                // Speech presence given this frame alone, capped so the estimate cannot stall.
+                let posterior = power / max(noise, 1e-20)
+                var presence = 1 / (1 + (1 + presenceSNR) * expf(-posterior * presenceSNR / (1 + presenceSNR)))
+                state.presence[k] = 0.9 * state.presence[k] + 0.1 * presence
+                if state.presence[k] > 0.99 { presence = min(presence, 0.99) }
+                let expected = (1 - presence) * power + presence * noise
+                noise = noiseSmoothing * noise + (1 - noiseSmoothing) * expected
+            }
+            noise = max(noise, 1e-20)
+            state.noise[k] = noise
+
+            let posteriorSNR = min(power / noise, 1e4)
+            let priori = max(alpha * state.cleanPower[k] / noise + (1 - alpha) * max(posteriorSNR - 1, 0), Self.minimumPrioriSNR)
+            let v = priori * posteriorSNR / (1 + priori)
+            let gain = min(1, max(floor, priori / (1 + priori) * expf(0.5 * exponentialIntegral(v))))
+            state.cleanPower[k] = gain * gain * power
+            gains[k] = gain
+        }
+        // Real, zero-phase gains → impulse response → taper → gains of a short linear filter.
+        let transform = gainTransform!
+        for k in 0..<bins {
+            transform.spectrum[2 * k] = gains[k]
+            transform.spectrum[2 * k + 1] = 0
+        }
+        transform.inverse()
+        for n in 0..<transform.size { transform.time[n] *= gainTaper[n] }
+        transform.forward()
+        for k in 0..<bins {
+            let gain = min(1, max(floor, transform.spectrum[2 * k]))
+            spectrum[2 * k] *= gain
+            spectrum[2 * k + 1] *= gain
+        }
+    }
+}
+
+/// E₁(x) = ∫ₓ^∞ e^(−t)/t dt by the rational approximations of Abramowitz & Stegun (5.1.53,
+/// 5.1.56): relative error under 5·10⁻⁵, plenty for a gain.
+@inline(__always)
+func exponentialIntegral(_ x: Float) -> Float {
+    let x = max(x, 1e-10)
+    if x <= 1 {
+        let polynomial = -0.57721566 + x * (0.99999193 + x * (-0.24991055 + x * (0.05519968 + x * (-0.00976004 + x * 0.00107857))))
+        return polynomial - logf(x)
+    }
+    let numerator = x * x + 2.334733 * x + 0.250621
+    let denominator = x * x + 3.330657 * x + 1.681534
+    return expf(-x) / x * numerator / denominator
+}
