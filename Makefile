@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps build release demo test bench bench-room bench-audiometry fixtures venv clean
+.PHONY: all deps build release demo test bench bench-room bench-audiometry eval eval-enhance fixtures venv clean
 
 all: build
 
@@ -54,6 +54,15 @@ bench-room: release venv
 bench-audiometry: release
 	$(SWIFT) run -c release --skip-build earshot-bench audiometry
 	python3 Benchmarks/audiometry/drive_protocol.py --earshot .build/release/earshot --listeners 20
+
+# Speech enhancement against RNNoise, WebRTC NS, SpeexDSP and noisereduce on a development set
+# built (seeded) from ../shared/data.
+EVAL_DATA := eval/data/enhance
+eval: eval-enhance
+eval-enhance: release venv
+	@command -v espeak-ng >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng >/dev/null; }
+	@[ -f $(EVAL_DATA)/items.json ] || $(PYTHON) eval/enhance/build_devset.py --data ../shared/data --out $(EVAL_DATA)
+	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_DATA) --earshot .build/release/earshot
 
 # Python is for reference fixtures, evaluation and training only — never to run Earshot.
 venv: $(VENV)/.ready

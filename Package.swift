@@ -50,8 +50,10 @@ let package = Package(
             ]
         ),
 
+        .target(name: "CAllocationCounter", path: "Benchmarks/AllocationCounter"),
         .executableTarget(
-            name: "earshot-bench", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance"],
+            name: "earshot-bench",
+            dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "CAllocationCounter"],
             path: "Benchmarks/EarshotBench"),
 
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),

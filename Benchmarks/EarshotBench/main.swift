@@ -1,9 +1,11 @@
 // `make bench`: speed of Earshot's building blocks as real-time factors (seconds of work per
 // second of audio on one core; below 1 is faster than real time), and whole-file conversion
 // against sox measured in the same run; then the hearing-test procedures on a simulated
-// population. `earshot-bench core|room|audiometry` runs one group.
+// population. `earshot-bench core|enhance|room|audiometry` runs one group.
+import CAllocationCounter
 import EarshotCore
 import EarshotDSP
+import EarshotEnhance
 import EarshotIO
 import Foundation
 
@@ -20,12 +22,32 @@ func best(_ repeats: Int = 5, _ body: () throws -> Void) rethrows -> Double {
 
 /// Runs a fresh processor over `audioSeconds` of noise in blocks of `block` frames.
 func realTimeFactor<P: AudioProcessor>(_ make: () throws -> P, rate: Double, channels: Int, block: Int, audioSeconds: Double = 10) throws -> Double {
+    try measure(make, rate: rate, channels: channels, block: block, audioSeconds: audioSeconds).realTimeFactor
+}
+
+/// The counter must see an allocation it is shown, or its zeros mean nothing.
+let allocationCounterWorks: Bool = {
+    guard allocation_counter_supported() != 0 else { return false }
+    allocation_counter_start()
+    let probe = UnsafeMutablePointer<Float>.allocate(capacity: 1000)
+    let seen = allocation_counter_stop()
+    probe.deallocate()
+    return seen >= 1
+}()
+
+/// Real-time factor, and the heap allocations `process` made after `prepare` (nil where the
+/// allocator cannot be watched).
+func measure<P: AudioProcessor>(_ make: () throws -> P, rate: Double, channels: Int, block: Int, audioSeconds: Double = 10) throws
+    -> (realTimeFactor: Double, allocations: Int?)
+{
     let frames = Int(rate * audioSeconds)
     var random = SeededRandom(seed: 1)
     let input = AudioBuffer(channels: (0..<channels).map { _ in (0..<frames).map { _ in Float.random(in: -0.5...0.5, using: &random) } })
-    return try best(3) {
+    var allocations: Int?
+    let seconds = try best(3) {
         var processor = try make()
         try processor.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: block, channelCount: channels))
+        allocation_counter_start()
         var position = 0
         while position < frames {
             let count = min(block, frames - position)
@@ -33,7 +55,10 @@ func realTimeFactor<P: AudioProcessor>(_ make: () throws -> P, rate: Double, cha
             processor.process(&view)
             position += count
         }
-    } / audioSeconds
+        let counted = allocation_counter_stop()
+        allocations = allocationCounterWorks ? Int(counted) : nil
+    }
+    return (seconds / audioSeconds, allocations)
 }
 
 func timeProcess(_ executable: String, _ arguments: [String]) throws -> Double {
@@ -102,21 +127,31 @@ func coreRows(_ table: inout Table) throws {
     }
 }
 
+func enhanceRows(_ table: inout Table) throws {
+    for (rate, block) in [(16_000.0, 16), (16_000.0, 160), (48_000.0, 48), (48_000.0, 480)] {
+        let result = try measure({ try NoiseSuppressor() }, rate: rate, channels: 1, block: block)
+        table.add("Noise suppressor, \(Int(rate / 1000)) kHz mono, \(block)-sample blocks", realTimeFactor: result.realTimeFactor,
+                  "allocations after prepare: " + (result.allocations.map(String.init) ?? "not measurable here"))
+    }
+}
+
 func roomRows(_ table: inout Table) throws {
     // Uniformly partitioned convolution: a 2 s response at 48 kHz in 64-sample partitions.
     var random = SeededRandom(seed: 3)
     let response = (0..<96_000).map { i in Float.random(in: -1...1, using: &random) * exp(-Float(i) / 14_000) }
     for channels in [1, 2] {
-        let rtf = try realTimeFactor(
+        let result = try measure(
             { try PartitionedConvolver(response: [response], partitionSize: 64) }, rate: 48_000, channels: channels, block: 64, audioSeconds: 5)
-        table.add("Partitioned convolution, 2 s response @ 48 kHz, 64-sample blocks, \(channels) ch", realTimeFactor: rtf,
-                  String(format: "%.1f %% of a core", rtf * 100))
+        table.add("Partitioned convolution, 2 s response @ 48 kHz, 64-sample blocks, \(channels) ch", realTimeFactor: result.realTimeFactor,
+                  String(format: "%.1f %% of a core; allocations after prepare: ", result.realTimeFactor * 100)
+                      + (result.allocations.map(String.init) ?? "not measurable here"))
     }
 }
 
 let group = CommandLine.arguments.dropFirst().first
 var table = Table()
 if group == nil || group == "core" { try coreRows(&table) }
+if group == nil || group == "enhance" { try enhanceRows(&table) }
 if group == nil || group == "room" { try roomRows(&table) }
 if !table.rows.isEmpty {
     print("Earshot benchmarks — real-time factor = seconds of work per second of audio (one core)\n")
