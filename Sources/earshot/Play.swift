@@ -15,7 +15,7 @@ struct Play: ParsableCommand {
     @Option(help: "Output device: its index or part of its name (default: the system's).")
     var device: String?
 
-    @Option(help: "The loudest any sample may be, in dBFS (at most 0).")
+    @Option(parsing: .unconditional, help: "The loudest any sample may be, in dBFS (at most 0).")
     var maxOutputDbfs: Double = -1
 
     func run() throws {
