@@ -32,6 +32,20 @@ func writeRoomAudio(_ channels: [[Float]], to path: String, sampleRate: Double, 
     try AudioFile.write(AudioBuffer(channels: channels), to: path, sampleRate: sampleRate, sampleFormat: sampleFormat)
 }
 
+/// Makes a folder for outputs (and its parents), or says clearly why it cannot.
+func makeOutputDirectory(_ path: String) throws {
+    var isDirectory: ObjCBool = false
+    if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+        guard isDirectory.boolValue else { throw EarshotError.invalidArgument("\(path) exists and is not a folder") }
+        return
+    }
+    do {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    } catch {
+        throw EarshotError.invalidArgument("\(path): cannot create the folder (\(error.localizedDescription))")
+    }
+}
+
 /// Parses "5x4x3" and "1.5,2,1.2".
 func parseTriple(_ text: String, separator: Character, name: String) throws -> (Double, Double, Double) {
     let parts = text.split(separator: separator).map { Double($0.trimmingCharacters(in: .whitespaces)) }

@@ -48,7 +48,7 @@ struct RoomIterate: ParsableCommand {
         let format = try roomSampleFormat(for: output, requested: sampleFormat)
         let fileExtension = (output as NSString).pathExtension
         if let all {
-            try FileManager.default.createDirectory(atPath: all, withIntermediateDirectories: true)
+            try makeOutputDirectory(all)
         }
         let (sourceInfo, sourceBuffer) = try AudioFile.read(path: source)
         let (irInfo, irBuffer) = try AudioFile.read(path: ir)

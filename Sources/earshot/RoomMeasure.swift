@@ -96,7 +96,7 @@ struct RoomMeasure: ParsableCommand {
         }
         var responses = try recording.map { try signal.deconvolve($0, responseSeconds: responseSeconds) }
         if let harmonics {
-            try FileManager.default.createDirectory(atPath: harmonics, withIntermediateDirectories: true)
+            try makeOutputDirectory(harmonics)
             let ext = (output as NSString).pathExtension
             for n in 0..<(responses.first?.harmonics.count ?? 0) {
                 let path = (harmonics as NSString).appendingPathComponent("harmonic-\(n + 2).\(ext)")

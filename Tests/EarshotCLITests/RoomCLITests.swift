@@ -106,6 +106,7 @@ import Testing
         (["room", "simulate", "--size", "5x4x3", "--source", "1,1,1", "--mic", "2,2,2", "-o", "o.wav"], "exactly one"),
         (["room", "measure", "--recorded", "src.wav", "--sweep-seconds", "5", "-o", "o.wav"], "longer than the sweep"),
         (["room", "analyze", "silent.wav"], "silent"),
+        (["room", "iterate", "src.wav", "--ir", "ir.wav", "--generations", "2", "-o", "o.wav", "--all", "ir.wav"], "not a folder"),
     ])
     func badRoomInputFailsCleanly(arguments: [String], message: String) throws {
         try withTemporaryDirectory { dir in
