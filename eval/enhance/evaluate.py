@@ -131,7 +131,7 @@ def main():
     for name, (rows, rtf, latency) in results.items():
         mean = lambda key: np.mean([r[key] for r in rows])
         rtf_text = f"{rtf:8.4f}" if rtf is not None else f"{'—':>8}"
-        print(f"{name:30} {mean('pesq'):8.3f} {mean('stoi'):6.3f} {mean('estoi'):6.3f} {mean('sisdr'):7.2f} {np.median([r['lagMs'] for r in rows]):9.1f} {rtf_text}  {latency}")
+        print(f"{name:30} {mean('pesq'):8.4f} {mean('stoi'):6.4f} {mean('estoi'):6.4f} {mean('sisdr'):7.2f} {np.median([r['lagMs'] for r in rows]):9.1f} {rtf_text}  {latency}")
     print("\nPESQ-WB by SNR:")
     snrs = sorted({i["snr"] for i in items})
     print(f"{'method':30} " + " ".join(f"{s:+4d} dB" for s in snrs))
