@@ -206,6 +206,21 @@ import Testing
         }
     }
 
+    @Test func synthesisedAlertsAreWrittenAndReproducible() throws {
+        try withTemporaryDirectory { dir in
+            for alertClass in ["siren", "smoke_alarm", "car_horn", "doorbell"] {
+                let first = try earshot("synth", "alert", "--class", alertClass, "--seed", "5", "-o", "\(alertClass).wav", in: dir)
+                #expect(first.status == 0, "\(first.stderr)")
+                let again = try earshot("synth", "alert", "--class", alertClass, "--seed", "5", "-o", "again.wav", in: dir)
+                #expect(again.status == 0)
+                let a = try Data(contentsOf: dir.appendingPathComponent("\(alertClass).wav"))
+                #expect(a == (try Data(contentsOf: dir.appendingPathComponent("again.wav"))), "same seed, same file")
+            }
+            let bad = try earshot("synth", "alert", "--class", "siren", "--rate", "0", "-o", "x.wav", in: dir)
+            #expect(bad.status == 2 && bad.stderr.contains("sample rate 0 Hz"))
+        }
+    }
+
     @Test func silentFileHasNoLevel() throws {
         try withTemporaryDirectory { dir in
             try AudioFile.write(AudioBuffer(channels: [[Float](repeating: 0, count: 100)]),
