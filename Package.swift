@@ -35,7 +35,7 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
-        .target(name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP"]),
+        .target(name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom"]),
         .target(name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(

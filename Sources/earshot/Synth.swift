@@ -8,7 +8,7 @@ import Foundation
 struct Synth: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Synthesise sounds from a seed (the same seed always gives the same sound).",
-        subcommands: [SynthAlert.self])
+        subcommands: [SynthAlert.self, SynthScene.self])
 }
 
 struct SynthAlert: ParsableCommand {
@@ -39,6 +39,105 @@ struct SynthAlert: ParsableCommand {
         let sound = AlertSynthesis.random(alertClass, seed: seed, sampleRate: rate, maximumSeconds: seconds)
         try AudioFile.write(AudioBuffer(channels: [sound.samples]), to: output, sampleRate: rate)
         Terminal.note("\(sound.description) — \(String(format: "%.2f", Double(sound.samples.count) / rate)) s written to \(output)")
+    }
+}
+
+/// `earshot synth scene`: a labelled scene for training and evaluating the alert detector.
+struct SynthScene: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "scene",
+        abstract: "A seeded scene of background, speech and alerts through rooms, with a label for every alert.",
+        discussion: """
+            Speech comes from the Free Spoken Digit Dataset in --data and from espeak-ng voices (if             installed); backgrounds from the recordings in --data/noise or synthesised (babble,             traffic-like, machinery, music-like); rooms are measured (--data/rir) or simulated.             Without --data, everything is synthesised.
+            """)
+
+    @Option(help: "Seed: the same seed always gives the same scene.")
+    var seed: UInt64 = 1
+
+    @Option(help: "Length in seconds.")
+    var duration: Double = 60
+
+    @Option(help: "Sample rate in Hz.")
+    var rate: Double = 16_000
+
+    @Option(help: "Alerts per minute, on average.")
+    var alertsPerMinute: Double = 6
+
+    @Option(help: "Folder of shared recordings (speech/fsdd, noise, rir).")
+    var data: String = "../shared/data"
+
+    @Option(name: .shortAndLong, help: "The scene (audio file).")
+    var output: String
+
+    @Option(help: "The labels (JSON): class, start, end, snr, variant, description, room of every alert.")
+    var labels: String
+
+    func run() throws {
+        try EarshotError.validate(sampleRate: rate)
+        let material = try gather()
+        let scene = try SceneGenerator.generate(seed: seed, durationSeconds: duration, sampleRate: rate, material: material, alertsPerMinute: alertsPerMinute)
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let labelData = try encoder.encode(scene.labels)
+        try AudioFile.write(AudioBuffer(channels: [scene.samples]), to: output, sampleRate: rate, sampleFormat: .f32)
+        try AtomicFile.write(labelData, to: labels)
+        Terminal.note("\(scene.labels.count) alert(s) in \(Int(duration)) s written to \(output), labels in \(labels)")
+    }
+
+    private func gather() throws -> SceneMaterial {
+        var random = SeededRandom(seed: seed &+ 7)
+        var material = SceneMaterial()
+        let files = FileManager.default
+        func load(_ path: String) throws -> [Float] {
+            let (info, buffer) = try AudioFile.read(path: path)
+            return try Resampler.resample([buffer.toArrays()[0]], from: info.sampleRate, to: rate)[0]
+        }
+        let fsdd = (data as NSString).appendingPathComponent("speech/fsdd")
+        if let names = try? files.contentsOfDirectory(atPath: fsdd).filter({ $0.hasSuffix(".wav") }).sorted(), !names.isEmpty {
+            for _ in 0..<40 { material.speech.append(try load((fsdd as NSString).appendingPathComponent(names.randomElement(using: &random)!))) }
+        }
+        let noiseFolder = (data as NSString).appendingPathComponent("noise")
+        for name in (try? files.contentsOfDirectory(atPath: noiseFolder).filter { $0.hasSuffix(".wav") }.sorted()) ?? [] {
+            material.noises.append((name, try load((noiseFolder as NSString).appendingPathComponent(name))))
+        }
+        let rirFolder = (data as NSString).appendingPathComponent("rir")
+        for name in ["seminar_room_clap_mono.wav", "iosr_room_a/az000.wav", "iosr_room_a/az045.wav", "iosr_room_a/az090.wav"] {
+            let path = (rirFolder as NSString).appendingPathComponent(name)
+            if files.fileExists(atPath: path) { material.rooms.append((name, try load(path))) }
+        }
+        material.speech += espeakSentences(random: &random)
+        if material.noises.isEmpty && material.speech.isEmpty {
+            Terminal.note("no recordings in \(data) and no espeak-ng: the scene is synthetic backgrounds and alerts only")
+        }
+        return material
+    }
+
+    /// A few sentences in varied espeak-ng voices, when espeak-ng is installed.
+    private func espeakSentences(random: inout SeededRandom) -> [[Float]] {
+        guard let espeak = ["/usr/bin/espeak-ng", "/usr/local/bin/espeak-ng", "/opt/homebrew/bin/espeak-ng"]
+            .first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else { return [] }
+        let sentences = ["Could you pass me the salt, please?", "The meeting has moved to Thursday afternoon.",
+                         "I think the bus is running late again.", "Turn left at the second set of lights.",
+                         "She said the package arrived this morning.", "We should water the plants before we leave."]
+        let voices = ["en-us", "en-gb", "en-us+f3", "en-gb+m3", "en-us+f2", "en+m5"]
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-speech-\(getpid())")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        var clips: [[Float]] = []
+        for (index, sentence) in sentences.enumerated() {
+            let path = folder.appendingPathComponent("\(index).wav").path
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: espeak)
+            process.arguments = ["-v", voices.randomElement(using: &random)!, "-s", String(Int.random(in: 130...190, using: &random)), "-w", path, sentence]
+            process.standardError = FileHandle.nullDevice
+            guard (try? process.run()) != nil else { continue }
+            process.waitUntilExit()
+            if process.terminationStatus == 0, let (info, buffer) = try? AudioFile.read(path: path),
+               let resampled = try? Resampler.resample([buffer.toArrays()[0]], from: info.sampleRate, to: rate) {
+                clips.append(resampled[0])
+            }
+        }
+        return clips
     }
 }
 

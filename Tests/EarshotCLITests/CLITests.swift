@@ -221,6 +221,20 @@ import Testing
         }
     }
 
+    @Test func sceneAndLabelsAreWritten() throws {
+        try withTemporaryDirectory { dir in
+            let result = try earshot("synth", "scene", "--seed", "2", "--duration", "15", "--alerts-per-minute", "12", "--data", "no-such-folder",
+                                     "-o", "scene.wav", "--labels", "labels.json", in: dir)
+            #expect(result.status == 0, "\(result.stderr)")
+            let info = try AudioFile.read(path: dir.appendingPathComponent("scene.wav").path).info
+            #expect(info.sampleRate == 16_000 && info.frameCount == 15 * 16_000)
+            let labels = try JSONSerialization.jsonObject(with: Data(contentsOf: dir.appendingPathComponent("labels.json"))) as! [[String: Any]]
+            #expect(!labels.isEmpty)
+            #expect(labels.allSatisfy { ["siren", "smoke_alarm", "car_horn", "doorbell"].contains($0["class"] as! String) })
+            #expect(labels.allSatisfy { ($0["start"] as! Double) < ($0["end"] as! Double) })
+        }
+    }
+
     @Test func silentFileHasNoLevel() throws {
         try withTemporaryDirectory { dir in
             try AudioFile.write(AudioBuffer(channels: [[Float](repeating: 0, count: 100)]),
