@@ -54,7 +54,7 @@ struct Convert: ParsableCommand {
     }
 }
 
-/// How to read and write `-` (headerless PCM), and how to open any input or output path.
+/// The `--raw-*` options: how `-` (headerless PCM on stdin or stdout) is read and written.
 struct RawStreamOptions: ParsableArguments {
     @Option(help: "Sample rate of raw PCM on stdin.")
     var rawRate: Double?
@@ -64,6 +64,24 @@ struct RawStreamOptions: ParsableArguments {
 
     @Option(help: "Raw PCM encoding on stdin and stdout: s16le or f32le.")
     var rawEncoding: RawEncoding = .s16le
+
+    var endpoints: AudioEndpoints {
+        AudioEndpoints(rawRate: rawRate, rawChannels: rawChannels, rawEncoding: rawEncoding)
+    }
+
+    func openSource(_ path: String) throws -> AudioSource { try endpoints.openSource(path) }
+
+    func openSink(_ path: String, sampleRate: Double, channelCount: Int, sampleFormat: SampleFormat?, inputSampleFormat: SampleFormat? = nil) throws -> AudioSink {
+        try endpoints.openSink(path, sampleRate: sampleRate, channelCount: channelCount, sampleFormat: sampleFormat, inputSampleFormat: inputSampleFormat)
+    }
+}
+
+/// Opens any input or output path: a file, or `-` for raw PCM. A plain value, so commands
+/// without `--raw-*` options use it too (argument-parser wrappers cannot be read unparsed).
+struct AudioEndpoints {
+    var rawRate: Double?
+    var rawChannels = 1
+    var rawEncoding = RawEncoding.s16le
 
     func openSource(_ path: String) throws -> AudioSource {
         guard path == "-" else { return try AudioFileReader(path: path) }

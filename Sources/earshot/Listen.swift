@@ -64,7 +64,7 @@ struct Listen: ParsableCommand {
         if let output {
             // A file keeps the rate it came at.
             let rate = fileRate ?? source.sampleRate
-            let file = try RawStreamOptions().openSink(output, sampleRate: rate, channelCount: source.channelCount, sampleFormat: nil)
+            let file = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: source.channelCount, sampleFormat: nil)
             sink = rate == source.sampleRate ? file : try ResampledSink(file, from: source.sampleRate, to: rate, channelCount: source.channelCount)
         } else {
             let device = try AudioDevices.find(outputDevice, direction: .output)

@@ -32,7 +32,7 @@ struct Record: ParsableCommand {
         }
         try EarshotError.validate(sampleRate: rate)
         // Check everything about the output before touching the device.
-        let sink = try RawStreamOptions().openSink(output, sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat)
+        let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat)
         let input = try AudioDevices.find(device, direction: .input)
         installInterruptHandler()
         let capture = try DeviceCapture(device: input, sampleRate: rate, channelCount: channels, stop: interruptRequested)

@@ -58,6 +58,15 @@ import Testing
         }
     }
 
+    @Test func listenWritesRawPCMToStdout() throws {
+        try withTemporaryDirectory { dir in
+            _ = try noisyFile(dir.appendingPathComponent("in.wav").path, rate: 16_000, channels: 1)
+            let result = try earshot("listen", "in.wav", "-o", "-", "--enhance", in: dir)
+            #expect(result.status == 0, "\(result.stderr)")
+            #expect(result.stdoutData.count == 32_000 * 2, "two seconds of 16-bit mono")
+        }
+    }
+
     @Test(arguments: [
         (["enhance", "in.wav", "-o", "out.wav", "--strength", "99"], "strength"),
         (["enhance", "-", "-o", "out.wav", "--raw-rate", "0"], "sample rate 0 Hz"),
