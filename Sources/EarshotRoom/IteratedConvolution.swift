@@ -13,6 +13,9 @@ public struct IteratedConvolution {
     public let response: [[Float]]
     public let channelCount: Int
 
+    /// The longest generation computed (2²⁷ frames: 46 minutes at 48 kHz; about 2 GB of work space).
+    public static let maximumFrames = 1 << 27
+
     public init(source: [[Float]], response: [[Float]]) throws {
         guard let sourceLength = source.first?.count, sourceLength > 0, source.allSatisfy({ $0.count == sourceLength }) else {
             throw EarshotError.invalidArgument("the source has no samples")
@@ -40,6 +43,10 @@ public struct IteratedConvolution {
         deliver: (_ generation: Int, _ channels: [[Float]]) throws -> Void
     ) throws {
         guard last >= 1 else { throw EarshotError.invalidArgument("the number of generations must be at least 1") }
+        guard length(ofGeneration: last) <= Self.maximumFrames else {
+            throw EarshotError.invalidArgument(
+                "generation \(last) would be \(length(ofGeneration: last)) frames long, more than the \(Self.maximumFrames) one transform can hold; use fewer generations or a shorter response")
+        }
         let size = RealFFT.fastSize(atLeast: length(ofGeneration: last))
         let fft = RealFFT(size: size)
         let bins = fft.binCount

@@ -103,6 +103,9 @@ public struct ShoeboxRoom: Sendable {
     /// Every arrival is delayed by this many samples so the kernel is causal.
     public static let interpolationHalfLength = 40
 
+    /// The most image sources one response may sum (about a second of work and 160 MB).
+    public static let maximumImages = 1e7
+
     public func contains(_ p: RoomPoint) -> Bool {
         p.x > 0 && p.x < width && p.y > 0 && p.y < depth && p.z > 0 && p.z < height
     }
@@ -135,6 +138,13 @@ public struct ShoeboxRoom: Sendable {
         }
         let reach = duration * speedOfSound
         let reflection = (1 - absorption).squareRoot()
+        // Images fill space at one per room volume: refuse what would not finish or fit.
+        let imageCount = maxOrder.map { 4.0 / 3 * pow(Double($0 + 1), 3) } ?? 4.0 / 3 * Double.pi * pow(reach, 3) / volume
+        guard imageCount <= Self.maximumImages else {
+            throw EarshotError.invalidArgument(String(
+                format: "this room needs about %.1e image sources (at most %.0e): use a larger room, a shorter RT60 or duration, or --max-order",
+                imageCount, Self.maximumImages))
+        }
 
         // Allen–Berkley: along each axis the image at lattice index n with parity q sits at
         // 2nL + (1 − 2q)s and took |n − q| + |n| reflections.

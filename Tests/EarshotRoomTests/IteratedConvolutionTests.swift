@@ -82,6 +82,8 @@ func relativeError(_ a: [Float], _ b: [Double]) -> Double {
         #expect(throws: EarshotError.self) { try IteratedConvolution(source: [mono, mono, mono], response: [left, right]) }
         #expect(throws: EarshotError.self) { try IteratedConvolution(source: [mono], response: [[0, 0, 0]]) }
         #expect(throws: EarshotError.self) { try IteratedConvolution(source: [[]], response: [left]) }
+        let huge = try IteratedConvolution(source: [mono], response: [[Float](repeating: 0.001, count: 1 << 20)])
+        #expect(throws: EarshotError.self) { try huge.run(through: 200, wanted: [200]) { _, _ in } }
     }
 
     @Test func normalizationKeepsBalanceAndCeilings() {

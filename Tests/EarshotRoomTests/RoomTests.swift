@@ -59,6 +59,16 @@ func fixture<T: Decodable>(_ name: String, as type: T.Type) throws -> T {
         #expect(abs(t20 - dims.3) / dims.3 < 0.1, "T20 \(t20) s")
     }
 
+    @Test func refusesRoomsThatWouldNeedTooManyImages() throws {
+        let closet = try ShoeboxRoom(width: 1, depth: 1, height: 1, absorption: 0.01)
+        #expect(throws: EarshotError.self) {
+            try closet.impulseResponse(source: RoomPoint(0.5, 0.5, 0.5), microphone: RoomPoint(0.3, 0.3, 0.3), sampleRate: 8000, durationSeconds: 20)
+        }
+        // The same closet with a bounded order is fine.
+        let h = try closet.impulseResponse(source: RoomPoint(0.5, 0.5, 0.5), microphone: RoomPoint(0.3, 0.3, 0.3), sampleRate: 8000, maxOrder: 4)
+        #expect(!h.isEmpty)
+    }
+
     @Test func refusesImpossibleRooms() {
         #expect(throws: EarshotError.self) { try ShoeboxRoom(width: 0, depth: 4, height: 3, rt60: 0.5) }
         #expect(throws: EarshotError.self) { try ShoeboxRoom(width: 5, depth: 4, height: 3, rt60: -1) }
