@@ -10,8 +10,8 @@ struct Enhance: ParsableCommand {
         abstract: "Reduce background noise in speech, at hearing-aid delay (under 10 ms).",
         discussion: """
             Each channel is processed on its own. The suppressor runs at 16 or 48 kHz; other rates \
-            are resampled on the way in and back on the way out. The first half second is taken as \
-            background ("noise training"); the estimate keeps tracking after that. For files and \
+            are resampled on the way in and back on the way out. The background is learned from the \
+            start ("noise training") and tracked throughout. For files and \
             pipes the delay is compensated, so output lines up with input.
             """)
 
