@@ -53,7 +53,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Benchmarks/AllocationCounter"),
         .executableTarget(
             name: "earshot-bench",
-            dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "CAllocationCounter"],
+            dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "EarshotAlerts", "CAllocationCounter"],
             path: "Benchmarks/EarshotBench"),
 
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),

@@ -3,6 +3,7 @@
 // against sox measured in the same run; then the hearing-test procedures on a simulated
 // population. `earshot-bench core|enhance|room|audiometry` runs one group.
 import CAllocationCounter
+import EarshotAlerts
 import EarshotCore
 import EarshotDSP
 import EarshotEnhance
@@ -133,6 +134,9 @@ func enhanceRows(_ table: inout Table) throws {
         table.add("Noise suppressor, \(Int(rate / 1000)) kHz mono, \(block)-sample blocks", realTimeFactor: result.realTimeFactor,
                   "allocations after prepare: " + (result.allocations.map(String.init) ?? "not measurable here"))
     }
+    let detector = try measure({ SoundActivityDetector() }, rate: 16_000, channels: 1, block: 160)
+    table.add("Sound-activity detector, 16 kHz mono, 160-sample blocks", realTimeFactor: detector.realTimeFactor,
+              "allocations after prepare: " + (detector.allocations.map(String.init) ?? "not measurable here"))
 }
 
 func roomRows(_ table: inout Table) throws {

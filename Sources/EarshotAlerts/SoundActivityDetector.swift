@@ -26,19 +26,33 @@ public final class SoundActivityDetector: AudioProcessor {
     /// How fast the floor may rise, in dB per second.
     public let floorRiseDBPerSecond: Double
 
-    public private(set) var events: [SoundEvent] = []
     public private(set) var noiseFloorDBFS = Double.nan
     private var analyzer: STFTAnalyzer
     private let windowEnergy: Double
     private var sampleRate = 16_000.0
     private var frameIndex = 0
-    private var open: OpenEvent?
     private var mono: [Float] = []
 
-    /// An event still being gathered: its frames' dominant frequencies in a small fixed table.
-    private struct OpenEvent {
-        var start: Double, lastActive: Double, peak: Double
-        var frequencies: [(hz: Double, frames: Int)]
+    // Events as gathered on the audio path, in storage sized once in `prepare` so gathering
+    // never allocates: per event its start, last active frame and peak, and up to eight
+    // clusters of dominant frequencies (mean Hz and frame count). `recorded` events are
+    // finished; the slot after them is the one being gathered while `isOpen`.
+    static let eventCapacity = 1024, clustersPerEvent = 8
+    private var starts: [Double] = [], lastActive: [Double] = [], peaks: [Double] = []
+    private var clusterHz: [Double] = [], clusterFrames: [Int] = [], clusterCounts: [Int] = []
+    private var recorded = 0
+    private var isOpen = false
+
+    /// The events found so far, strongest frequencies first. Builds new values: read it off
+    /// the audio path.
+    public var events: [SoundEvent] {
+        (0..<recorded).map { e in
+            let clusters = (0..<clusterCounts[e]).map { (hz: clusterHz[e * Self.clustersPerEvent + $0], frames: clusterFrames[e * Self.clustersPerEvent + $0]) }
+            let total = clusters.reduce(0) { $0 + $1.frames }
+            let dominant = clusters.filter { Double($0.frames) >= 0.15 * Double(total) }.sorted { $0.frames > $1.frames }.map { $0.hz.rounded() }
+            return SoundEvent(startSeconds: max(0, starts[e]), endSeconds: lastActive[e] + Double(hop) / sampleRate,
+                              peakLevelDBFS: peaks[e], dominantFrequenciesHz: dominant)
+        }
     }
 
     public init(
@@ -61,16 +75,19 @@ public final class SoundActivityDetector: AudioProcessor {
     public func prepare(_ spec: ProcessSpec) throws {
         sampleRate = spec.sampleRate
         mono = [Float](repeating: 0, count: spec.maximumBlockFrames)
-        events.reserveCapacity(1024)
+        let events = Self.eventCapacity, clusters = events * Self.clustersPerEvent
+        (starts, lastActive, peaks) = ([Double](repeating: 0, count: events), [Double](repeating: 0, count: events), [Double](repeating: 0, count: events))
+        (clusterHz, clusterFrames) = ([Double](repeating: 0, count: clusters), [Int](repeating: 0, count: clusters))
+        clusterCounts = [Int](repeating: 0, count: events)
         reset()
     }
 
     public func reset() {
         analyzer.reset()
-        events.removeAll(keepingCapacity: true)
         noiseFloorDBFS = .nan
         frameIndex = 0
-        open = nil
+        recorded = 0
+        isOpen = false
     }
 
     public func process(_ block: inout AudioBlock) {
@@ -89,8 +106,7 @@ public final class SoundActivityDetector: AudioProcessor {
 
     /// Closes the event still open at the end of the input.
     public func finish() {
-        if let current = open { close(current) }
-        open = nil
+        if isOpen { close() }
     }
 
     private func analyzeFrame(_ fft: RealFFT) {
@@ -115,31 +131,37 @@ public final class SoundActivityDetector: AudioProcessor {
         noiseFloorDBFS = noiseFloorDBFS.isNaN ? level : min(level, noiseFloorDBFS + floorRiseDBPerSecond * hopSeconds)
 
         if level > noiseFloorDBFS + thresholdDB {
-            let hz = interpolatedPeakHz(fft, bin: strongestBin)
-            if open == nil { open = OpenEvent(start: time, lastActive: time, peak: level, frequencies: []) }
-            open!.lastActive = time
-            open!.peak = max(open!.peak, level)
-            if let index = open!.frequencies.firstIndex(where: { abs($0.hz - hz) < 0.03 * hz }) {
-                let cluster = open!.frequencies[index]
-                open!.frequencies[index] = ((cluster.hz * Double(cluster.frames) + hz) / Double(cluster.frames + 1), cluster.frames + 1)
-            } else if open!.frequencies.count < 8 {
-                open!.frequencies.append((hz, 1))
+            if !isOpen {
+                guard recorded < Self.eventCapacity else { return }
+                (starts[recorded], peaks[recorded], clusterCounts[recorded]) = (time, level, 0)
+                isOpen = true
             }
-        } else if let current = open, time - current.lastActive > bridgeSeconds {
-            close(current)
-            open = nil
+            let e = recorded, base = e * Self.clustersPerEvent
+            lastActive[e] = time
+            peaks[e] = max(peaks[e], level)
+            let hz = interpolatedPeakHz(fft, bin: strongestBin)
+            var matched = false
+            for c in 0..<clusterCounts[e] where abs(clusterHz[base + c] - hz) < 0.03 * hz {
+                let frames = Double(clusterFrames[base + c])
+                clusterHz[base + c] = (clusterHz[base + c] * frames + hz) / (frames + 1)
+                clusterFrames[base + c] += 1
+                matched = true
+                break
+            }
+            if !matched && clusterCounts[e] < Self.clustersPerEvent {
+                (clusterHz[base + clusterCounts[e]], clusterFrames[base + clusterCounts[e]]) = (hz, 1)
+                clusterCounts[e] += 1
+            }
+        } else if isOpen, time - lastActive[recorded] > bridgeSeconds {
+            close()
         }
     }
 
-    private func close(_ event: OpenEvent) {
-        let end = event.lastActive + Double(hop) / sampleRate
-        guard end - event.start >= minimumSeconds, events.count < events.capacity else { return }
-        let total = event.frequencies.reduce(0) { $0 + $1.frames }
-        let dominant = event.frequencies
-            .filter { Double($0.frames) >= 0.15 * Double(total) }
-            .sorted { $0.frames > $1.frames }
-            .map { ($0.hz).rounded() }
-        events.append(SoundEvent(startSeconds: max(0, event.start), endSeconds: end, peakLevelDBFS: event.peak, dominantFrequenciesHz: dominant))
+    /// Ends the event being gathered: kept if it lasted long enough, its slot reused if not.
+    private func close() {
+        isOpen = false
+        let end = lastActive[recorded] + Double(hop) / sampleRate
+        if end - starts[recorded] >= minimumSeconds { recorded += 1 }
     }
 
     /// Refines a peak bin to a frequency by fitting a parabola through the log powers around it.
