@@ -56,14 +56,15 @@ let package = Package(
             dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "EarshotAlerts", "CAllocationCounter"],
             path: "Benchmarks/EarshotBench"),
 
+        .target(name: "EarshotTestSupport", dependencies: ["EarshotCore"], path: "Tests/EarshotTestSupport"),
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
-        .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotDSP"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "EarshotIOTests", dependencies: ["EarshotIO", "EarshotDSP"]),
-        .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotAlerts", "EarshotIO"]),
-        .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotTestSupport", "EarshotDSP"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "EarshotIOTests", dependencies: ["EarshotTestSupport", "EarshotIO", "EarshotDSP"]),
+        .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"]),
+        .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
-        .testTarget(name: "EarshotEnhanceTests", dependencies: ["EarshotEnhance", "EarshotIO", "EarshotAlerts"]),
+        .testTarget(name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotAlerts"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
-        .testTarget(name: "EarshotCLITests", dependencies: ["earshot", "EarshotIO"]),
+        .testTarget(name: "EarshotCLITests", dependencies: ["EarshotTestSupport", "earshot", "EarshotIO"]),
     ]
 )

@@ -1,3 +1,4 @@
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -56,17 +57,6 @@ let soxPath: String? = ["/usr/bin/sox", "/usr/local/bin/sox", "/opt/homebrew/bin
 
 func sox(_ arguments: String..., in directory: URL? = nil) throws -> CommandResult {
     try runProgram(try #require(soxPath, "sox is not installed: run make deps"), arguments, directory: directory)
-}
-
-func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-cli-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try body(url)
-}
-
-func contents(of directory: URL) throws -> [String] {
-    try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
 }
 
 /// Parses a value out of sox's "Name : value" or "Name   value" report lines.

@@ -1,5 +1,6 @@
 import EarshotCore
 import EarshotIO
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -140,19 +141,8 @@ import Testing
         try AudioFile.write(AudioBuffer(channels: [(0..<16_000).map { Float(sin(Double($0) / 10)) * 0.5 }]), to: good, sampleRate: 16_000)
         try AudioFile.write(AudioBuffer(channels: [[0.1, 0.2], [0.3, 0.4]]), to: dir.appendingPathComponent("stereo.wav").path, sampleRate: 16_000)
         try Data(try Data(contentsOf: URL(fileURLWithPath: good)).prefix(10_000)).write(to: dir.appendingPathComponent("truncated.wav"))
-        try floatWAV([], to: dir.appendingPathComponent("empty.wav"))
-        try floatWAV([0.1, .nan, 0.2], to: dir.appendingPathComponent("nan.wav"))
-    }
-
-    func floatWAV(_ samples: [Float], to url: URL) throws {
-        var data = Data()
-        func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
-        func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
-        data.append(contentsOf: Array("RIFF".utf8)); u32(UInt32(36 + samples.count * 4))
-        data.append(contentsOf: Array("WAVEfmt ".utf8)); u32(16); u16(3); u16(1); u32(16_000); u32(64_000); u16(4); u16(32)
-        data.append(contentsOf: Array("data".utf8)); u32(UInt32(samples.count * 4))
-        for s in samples { u32(s.bitPattern) }
-        try data.write(to: url)
+        try writeFloatWAV([], to: dir.appendingPathComponent("empty.wav"))
+        try writeFloatWAV([0.1, .nan, 0.2], to: dir.appendingPathComponent("nan.wav"))
     }
 
     @Test(arguments: cases)

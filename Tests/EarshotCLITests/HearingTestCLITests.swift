@@ -1,3 +1,4 @@
+import EarshotTestSupport
 import Foundation
 import Testing
 

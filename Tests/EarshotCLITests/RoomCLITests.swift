@@ -1,5 +1,6 @@
 import EarshotCore
 import EarshotIO
+import EarshotTestSupport
 import Foundation
 import Testing
 

@@ -1,24 +1,8 @@
 import EarshotCore
 import EarshotDSP
+import EarshotTestSupport
 import Foundation
 import Testing
-
-/// Textbook convolution in Double: the independent reference.
-func directConvolution(_ x: [Float], _ h: [Float]) -> [Double] {
-    var y = [Double](repeating: 0, count: x.count + h.count - 1)
-    for (j, hj) in h.enumerated() { for (i, xi) in x.enumerated() { y[i + j] += Double(xi) * Double(hj) } }
-    return y
-}
-
-func relativeError(_ a: [Float], _ b: [Double]) -> Double {
-    precondition(a.count == b.count)
-    var error = 0.0, energy = 0.0
-    for i in a.indices {
-        error += (Double(a[i]) - b[i]) * (Double(a[i]) - b[i])
-        energy += b[i] * b[i]
-    }
-    return (error / energy).squareRoot()
-}
 
 @Suite struct ConvolutionTests {
     @Test(arguments: [(1, 1), (5, 3), (40, 33), (1000, 1000), (5000, 300), (300, 5000), (20_000, 64), (12_345, 2_222)])

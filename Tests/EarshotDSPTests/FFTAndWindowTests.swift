@@ -1,4 +1,5 @@
 import EarshotDSP
+import EarshotTestSupport
 import Testing
 
 struct FFTCase: Decodable { let size: Int; let signal: [Float]; let real: [Double]; let imag: [Double] }

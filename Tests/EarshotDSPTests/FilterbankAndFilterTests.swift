@@ -1,6 +1,7 @@
 import EarshotCore
 import EarshotDSP
 import Foundation
+import EarshotTestSupport
 import Testing
 
 struct MelCase: Decodable {

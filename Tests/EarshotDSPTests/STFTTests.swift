@@ -1,5 +1,6 @@
 import EarshotCore
 import EarshotDSP
+import EarshotTestSupport
 import Testing
 
 @Suite struct STFTTests {

@@ -1,15 +1,7 @@
 import EarshotCore
 import Testing
+import EarshotTestSupport
 import Foundation
-
-func noise(count: Int, seed: UInt64, amplitude: Float = 0.5) -> [Float] {
-    var rng = SeededRandom(seed: seed)
-    return (0..<count).map { _ in Float.random(in: -amplitude...amplitude, using: &rng) }
-}
-
-func sine(frequencyHz: Double, sampleRate: Double, count: Int, amplitude: Double = 1) -> [Float] {
-    (0..<count).map { Float(amplitude * sin(2 * .pi * frequencyHz * Double($0) / sampleRate)) }
-}
 
 func fixture<T: Decodable>(_ name: String, as type: T.Type) throws -> T {
     let url = try #require(Bundle.module.url(forResource: name, withExtension: "json", subdirectory: "Fixtures"))
@@ -31,6 +23,3 @@ func run<P: AudioProcessor>(_ processor: inout P, over signal: [Float], blockSiz
     return Array(buffer.channel(0))
 }
 
-func rms(_ x: ArraySlice<Float>) -> Double {
-    (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
-}

@@ -1,5 +1,6 @@
 import EarshotCore
 import EarshotIO
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -20,7 +21,7 @@ import Testing
     ])
     func writesAndReadsBack(_ c: Case) throws {
         try withTemporaryDirectory { dir in
-            let left = sine(frequencyHz: 440, sampleRate: 44_100, count: 10_000)
+            let left = sine(frequencyHz: 440, sampleRate: 44_100, count: 10_000, amplitude: 0.5)
             let right = noise(count: 10_000, seed: 5)
             let path = dir.appendingPathComponent("x.\(c.ext)").path
             try AudioFile.write(AudioBuffer(channels: [left, right]), to: path, sampleRate: 44_100, sampleFormat: c.format)
@@ -30,13 +31,13 @@ import Testing
             let back = buffer.toArrays()
             let worst = zip(back[0] + back[1], left + right).map { abs($0 - $1) }.max()!
             #expect(worst <= c.tolerance)
-            #expect(try directoryContents(dir) == ["x.\(c.ext)"], "no temporary file remains")
+            #expect(try contents(of: dir) == ["x.\(c.ext)"], "no temporary file remains")
         }
     }
 
     @Test func oggVorbisIsLossyButClose() throws {
         try withTemporaryDirectory { dir in
-            let tone = sine(frequencyHz: 1000, sampleRate: 48_000, count: 48_000)
+            let tone = sine(frequencyHz: 1000, sampleRate: 48_000, count: 48_000, amplitude: 0.5)
             let path = dir.appendingPathComponent("x.ogg").path
             try AudioFile.write(AudioBuffer(channels: [tone]), to: path, sampleRate: 48_000)
             let (info, buffer) = try AudioFile.read(path: path)
@@ -113,13 +114,13 @@ import Testing
                 try writer.write(AudioBuffer(channels: [noise(count: 500, seed: 3)]).block())
                 #expect(!FileManager.default.fileExists(atPath: path), "nothing at the destination before finish")
             }
-            #expect(try directoryContents(dir).isEmpty, "a dropped writer removes its temporary file")
+            #expect(try contents(of: dir).isEmpty, "a dropped writer removes its temporary file")
 
             let writer = try AudioFileWriter(path: path, format: OutputFormat(container: .wav, sampleFormat: .f32), sampleRate: 16_000, channelCount: 1)
             let bad = AudioBuffer(channels: [[0, .nan]])
             #expect(throws: EarshotError.nonFiniteSamples(path: path, frame: 1)) { try writer.write(bad.block()) }
             writer.discard()
-            #expect(try directoryContents(dir).isEmpty)
+            #expect(try contents(of: dir).isEmpty)
         }
     }
 
@@ -138,7 +139,7 @@ import Testing
                 try AudioFileWriter(path: dir.appendingPathComponent("no/such/dir/x.wav").path,
                                     format: OutputFormat(container: .wav), sampleRate: 16_000, channelCount: 1)
             }
-            let leftover = try directoryContents(dir)
+            let leftover = try contents(of: dir)
             #expect(leftover.isEmpty)
         }
     }

@@ -2,6 +2,7 @@ import Atomics
 import EarshotCore
 import EarshotDSP
 import EarshotIO
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -15,7 +16,7 @@ import Testing
     }
 
     @Test func keepsPitchLevelAndLength() throws {
-        let tone = sine(frequencyHz: 1000, sampleRate: 48_000, count: 48_000)
+        let tone = sine(frequencyHz: 1000, sampleRate: 48_000, count: 48_000, amplitude: 0.5)
         let out = try resample(tone, from: 48_000, to: 16_000, blockFrames: 4096)
         #expect(abs(out.count - 16_000) <= 1)
         let fft = RealFFT(size: 8000)
@@ -25,7 +26,7 @@ import Testing
         let level = (out[1000..<15_000].map { Double($0 * $0) }.reduce(0, +) / 14_000).squareRoot()
         #expect(abs(level - 0.5 / 2.0.squareRoot()) < 0.005)
         // soxr aligns its output: the tone starts where it started.
-        let expected = sine(frequencyHz: 1000, sampleRate: 16_000, count: 16_000)
+        let expected = sine(frequencyHz: 1000, sampleRate: 16_000, count: 16_000, amplitude: 0.5)
         let aligned = zip(out[2000..<14_000], expected[2000..<14_000]).map { abs($0 - $1) }.max()!
         #expect(aligned < 0.01)
     }
@@ -201,7 +202,7 @@ import Testing
     @Test func fileModeAndStreamModeGiveIdenticalOutput() throws {
         try withTemporaryDirectory { dir in
             let left = noise(count: 24_011, seed: 21, amplitude: 0.9)
-            let right = sine(frequencyHz: 300, sampleRate: 16_000, count: 24_011)
+            let right = sine(frequencyHz: 300, sampleRate: 16_000, count: 24_011, amplitude: 0.5)
             let inputPath = dir.appendingPathComponent("in.wav").path
             try AudioFile.write(AudioBuffer(channels: [left, right]), to: inputPath, sampleRate: 16_000, sampleFormat: .f32)
 
@@ -265,7 +266,7 @@ import Testing
                                              format: OutputFormat(container: .wav), sampleRate: 16_000, channelCount: 1)
             var chain = ProcessorChain()
             #expect(throws: EarshotError.self) { try Runner().run(source: FailingSource(), chain: &chain, sink: writer) }
-            #expect(try directoryContents(dir).isEmpty)
+            #expect(try contents(of: dir).isEmpty)
         }
     }
 

@@ -1,34 +1,15 @@
 import EarshotCore
 import EarshotDSP
 import EarshotRoom
+import EarshotTestSupport
 import Foundation
 import Testing
-
-func noise(count: Int, seed: UInt64, amplitude: Float = 0.5) -> [Float] {
-    var rng = SeededRandom(seed: seed)
-    return (0..<count).map { _ in Float.random(in: -amplitude...amplitude, using: &rng) }
-}
 
 /// A small decaying "room": noise under an exponential envelope.
 func toyResponse(count: Int, seed: UInt64) -> [Float] {
     var h = noise(count: count, seed: seed).enumerated().map { $1 * exp(-Float($0) / Float(count / 5)) }
     h[0] = 1
     return h
-}
-
-func directConvolution(_ x: [Double], _ h: [Double]) -> [Double] {
-    var y = [Double](repeating: 0, count: x.count + h.count - 1)
-    for (j, hj) in h.enumerated() { for (i, xi) in x.enumerated() { y[i + j] += xi * hj } }
-    return y
-}
-
-func relativeError(_ a: [Float], _ b: [Double]) -> Double {
-    var error = 0.0, energy = 0.0
-    for i in b.indices {
-        error += (Double(a[i]) - b[i]) * (Double(a[i]) - b[i])
-        energy += b[i] * b[i]
-    }
-    return (error / energy).squareRoot()
 }
 
 @Suite struct IteratedConvolutionTests {

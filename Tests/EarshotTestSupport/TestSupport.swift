@@ -1,0 +1,67 @@
+import EarshotCore
+import Foundation
+
+// Helpers every test target shares: seeded signals, reference maths, scratch folders.
+
+/// Uniform noise in ±amplitude, reproducible from its seed.
+public func noise(count: Int, seed: UInt64, amplitude: Float = 0.5) -> [Float] {
+    var rng = SeededRandom(seed: seed)
+    return (0..<count).map { _ in Float.random(in: -amplitude...amplitude, using: &rng) }
+}
+
+public func sine(frequencyHz: Double, sampleRate: Double, count: Int, amplitude: Double = 1) -> [Float] {
+    (0..<count).map { Float(amplitude * sin(2 * .pi * frequencyHz * Double($0) / sampleRate)) }
+}
+
+public func rms(_ x: ArraySlice<Float>) -> Double {
+    (x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, x.count))).squareRoot()
+}
+
+/// Textbook convolution in Double: the independent reference for every fast one.
+public func directConvolution(_ x: [Double], _ h: [Double]) -> [Double] {
+    var y = [Double](repeating: 0, count: x.count + h.count - 1)
+    for (j, hj) in h.enumerated() where hj != 0 { for (i, xi) in x.enumerated() { y[i + j] += xi * hj } }
+    return y
+}
+
+public func directConvolution(_ x: [Float], _ h: [Float]) -> [Double] {
+    directConvolution(x.map(Double.init), h.map(Double.init))
+}
+
+/// ‖a − b‖ / ‖b‖ over b's length.
+public func relativeError(_ a: [Float], _ b: [Double]) -> Double {
+    var error = 0.0, energy = 0.0
+    for i in b.indices {
+        error += (Double(a[i]) - b[i]) * (Double(a[i]) - b[i])
+        energy += b[i] * b[i]
+    }
+    return (error / energy).squareRoot()
+}
+
+/// A fresh empty folder, removed when `body` returns.
+public func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try body(url)
+}
+
+public func contents(of directory: URL) throws -> [String] {
+    try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
+}
+
+/// A 32-bit float WAV written byte by byte, for contents libsndfile would refuse to write
+/// (NaN, absurd rates, no frames at all).
+public func writeFloatWAV(_ samples: [Float], sampleRate: Int = 16_000, channels: Int = 1, to url: URL) throws {
+    var data = Data()
+    func u32(_ v: UInt32) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+    func u16(_ v: UInt16) { withUnsafeBytes(of: v.littleEndian) { data.append(contentsOf: $0) } }
+    let payload = samples.count * 4
+    data.append(contentsOf: Array("RIFF".utf8)); u32(UInt32(36 + payload))
+    data.append(contentsOf: Array("WAVEfmt ".utf8))
+    u32(16); u16(3); u16(UInt16(channels)); u32(UInt32(sampleRate)); u32(UInt32(sampleRate * channels * 4))
+    u16(UInt16(channels * 4)); u16(32)
+    data.append(contentsOf: Array("data".utf8)); u32(UInt32(payload))
+    for s in samples { u32(s.bitPattern) }
+    try data.write(to: url)
+}
