@@ -12,6 +12,9 @@ public final class AudioFileWriter: AudioSink {
     public let sampleRate: Double
     public let channelCount: Int
     public private(set) var framesWritten = 0
+    /// Samples beyond full scale that an integer format had to clip (floats store them as they are).
+    public private(set) var clippedSamples = 0
+    private let clips: Bool
     private let temporaryPath: String
     private var handle: OpaquePointer?
     private var interleaved: [Float] = []
@@ -28,6 +31,7 @@ public final class AudioFileWriter: AudioSink {
         self.format = format
         self.sampleRate = sampleRate
         self.channelCount = channelCount
+        clips = ![.f32, .f64, .vorbis].contains(format.sampleFormat)
         temporaryPath = url.deletingLastPathComponent()
             .appendingPathComponent(".\(url.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).partial.\(url.pathExtension)")
             .path
@@ -61,6 +65,7 @@ public final class AudioFileWriter: AudioSink {
                     guard samples[i].isFinite else {
                         throw EarshotError.nonFiniteSamples(path: path, frame: framesWritten + i)
                     }
+                    if clips && abs(samples[i]) > 1 { clippedSamples += 1 }
                     out[i * channelCount + c] = samples[i]
                 }
             }

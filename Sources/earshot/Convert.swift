@@ -50,6 +50,7 @@ struct Convert: ParsableCommand {
         try Runner(blockFrames: 4096, progress: { _ in
             if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
         }).run(source: converted, chain: &chain, sink: sink)
+        reportClipping(sink)
         progress.finish()
     }
 }

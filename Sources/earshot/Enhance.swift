@@ -42,6 +42,7 @@ struct Enhance: ParsableCommand {
         let report = try Runner(blockFrames: 1024, progress: { _ in
             if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
         }).run(source: processed, chain: &suppressor, sink: sink)
+        reportClipping(sink)
         progress.finish()
         if verbose {
             let milliseconds = Double(report.latencySamples) / native * 1000

@@ -79,5 +79,6 @@ struct Listen: ParsableCommand {
             Terminal.note("\(enhance ? "noise suppressor → " : "")output guard at \(Int(maxOutputDbfs)) dBFS; algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
         }
         try runner.run(source: source, chain: &chain, sink: sink)
+        reportClipping(sink)
     }
 }

@@ -43,6 +43,7 @@ struct Record: ParsableCommand {
             blockFrames: 1024, compensateLatency: false, maximumFrames: total, stop: interruptRequested,
             progress: progress.update
         ).run(source: capture, chain: &chain, sink: sink)
+        reportClipping(sink)
         capture.close()
         progress.finish()
         if capture.overflowSamples > 0 {

@@ -1,4 +1,5 @@
 import Atomics
+import EarshotIO
 import Foundation
 
 /// Everything the CLI says goes through here: results to stdout, diagnostics and progress to stderr.
@@ -58,4 +59,18 @@ let interruptRequested = ManagedAtomic<Bool>(false)
 func installInterruptHandler() {
     _ = interruptRequested.load(ordering: .relaxed)  // initialise the global before the handler can run
     signal(SIGINT) { _ in interruptRequested.store(true, ordering: .relaxed) }
+}
+
+/// Says so when a file sink had to clip: louder than full scale does not fit an integer format.
+func reportClipping(_ sink: AudioSink) {
+    var sink: AudioSink? = sink
+    while let current = sink {
+        if let writer = current as? AudioFileWriter {
+            if writer.clippedSamples > 0 {
+                Terminal.note("warning: \(writer.clippedSamples) samples beyond full scale were clipped in \(writer.path); use --sample-format f32 to keep them")
+            }
+            return
+        }
+        sink = (current as? ResampledSink)?.downstream
+    }
 }

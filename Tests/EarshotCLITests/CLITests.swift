@@ -225,6 +225,16 @@ import Testing
         }
     }
 
+    @Test func clippingIsReportedNotSilent() throws {
+        try withTemporaryDirectory { dir in
+            try writeFloatWAV([0.5, 1.5, -2, 0.25], to: dir.appendingPathComponent("hot.wav"))
+            let clipped = try earshot("convert", "hot.wav", "out.wav", "--sample-format", "s16", in: dir)
+            #expect(clipped.status == 0 && clipped.stderr.contains("2 samples beyond full scale were clipped"), "\(clipped.stderr)")
+            let kept = try earshot("convert", "hot.wav", "float.wav", "--sample-format", "f32", in: dir)
+            #expect(kept.status == 0 && kept.stderr.isEmpty)
+        }
+    }
+
     @Test func silentFileHasNoLevel() throws {
         try withTemporaryDirectory { dir in
             try AudioFile.write(AudioBuffer(channels: [[Float](repeating: 0, count: 100)]),
