@@ -181,10 +181,14 @@ public struct ShoeboxRoom: Sendable {
         for arrival in arrivals {
             let position = arrival.distance / speedOfSound * sampleRate + Double(half)
             let whole = Int(position.rounded(.down)), fraction = position - Double(whole)
+            // sin(π(m − f)) = −(−1)ᵐ sin(πf) for integer m: one sine per arrival, not per tap.
+            let sineOfFraction = sin(Double.pi * fraction)
+            var sign: Double = half % 2 == 0 ? 1 : -1  // (−1)^(k − half) at k = 0
             for k in 0..<kernelLength {
                 let x = Double(k - half) - fraction
-                let sinc = x == 0 ? 1 : sin(Double.pi * x) / (Double.pi * x)
+                let sinc = x == 0 ? 1 : -sign * sineOfFraction / (Double.pi * x)
                 response[whole - half + k] += arrival.amplitude * sinc * window[k]
+                sign = -sign
             }
         }
         let raw = response.map(Float.init)
