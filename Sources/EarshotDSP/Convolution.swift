@@ -34,7 +34,8 @@ public enum Convolution {
     }
 
     private static func singleTransform(_ x: [Float], _ h: [Float], size: Int) -> [Float] {
-        let fft = RealFFT(size: size)
+        // Three transforms: measuring plans would cost more than it saves.
+        let fft = RealFFT(size: size, planning: .estimate)
         let hSpectrum = spectrum(of: h, using: fft)
         load(x, into: fft)
         fft.forward()
@@ -44,9 +45,10 @@ public enum Convolution {
     }
 
     private static func overlapAdd(_ x: [Float], _ h: [Float], size: Int) -> [Float] {
-        let fft = RealFFT(size: size)
-        let hSpectrum = spectrum(of: h, using: fft)
         let step = size - h.count + 1
+        // Measured plans pay for themselves only over many blocks.
+        let fft = RealFFT(size: size, planning: (x.count + step - 1) / step >= 64 ? .suited(to: size) : .estimate)
+        let hSpectrum = spectrum(of: h, using: fft)
         var y = [Float](repeating: 0, count: x.count + h.count - 1)
         var start = 0
         while start < x.count {
