@@ -35,12 +35,21 @@ public struct SceneMaterial: Sendable {
     }
 }
 
+/// A generated scene: the mixture, the alerts alone as mixed into it, and their labels.
+public struct Scene: Sendable {
+    public var samples: [Float]
+    /// The alert component of `samples`, sample for sample (for training targets and for
+    /// measuring how much of it survives processing).
+    public var alerts: [Float]
+    public var labels: [SceneLabel]
+}
+
 /// Seeded scenes for training and evaluating the alert detector: a background (a real
 /// recording, babble, traffic-like rumble, machinery hum or music-like chords), people talking,
 /// and alerts at −10…+20 dB SNR, each source through a simulated or a measured room.
 public enum SceneGenerator {
     public static func generate(seed: UInt64, durationSeconds: Double, sampleRate: Double, material: SceneMaterial,
-                                alertsPerMinute: Double = 6) throws -> (samples: [Float], labels: [SceneLabel]) {
+                                alertsPerMinute: Double = 6) throws -> Scene {
         try EarshotError.validate(sampleRate: sampleRate)
         guard durationSeconds.isFinite, (1...3600).contains(durationSeconds) else {
             throw EarshotError.invalidArgument("a scene lasts 1–3600 s, not \(durationSeconds)")
@@ -65,6 +74,7 @@ public enum SceneGenerator {
 
         // Alerts, never overlapping, each at its own SNR against what is already there.
         var labels: [SceneLabel] = []
+        var alerts = [Float](repeating: 0, count: count)
         var t = Double.random(in: 0.5...3, using: &random)
         let meanGap = 60 / max(alertsPerMinute, 0.1)
         while t < durationSeconds - 1 {
@@ -79,7 +89,9 @@ public enum SceneGenerator {
             let active = activeRange(placed, length: length, window: Int(0.01 * sampleRate))
             let under = rmsDBFS(Array(bed[(first + active.lowerBound)..<(first + active.upperBound)]))
             let over = rmsDBFS(Array(placed[active]))
-            add(Array(placed[0..<length]), into: &bed, at: first, gain: Float(Decibels.toAmplitude(under + snr - over)))
+            let gain = Float(Decibels.toAmplitude(under + snr - over))
+            add(Array(placed[0..<length]), into: &bed, at: first, gain: gain)
+            add(Array(placed[0..<length]), into: &alerts, at: first, gain: gain)
             labels.append(SceneLabel(
                 alertClass: alertClass, start: t + Double(active.lowerBound) / sampleRate,
                 end: t + Double(min(active.upperBound, length)) / sampleRate, snrDB: (snr * 10).rounded() / 10 + 0,  // + 0: no "-0"
@@ -88,8 +100,10 @@ public enum SceneGenerator {
         }
         // Keep the mix inside full scale.
         let peak = bed.reduce(Float(0)) { max($0, abs($1)) }
-        if peak > 0.95 { for i in bed.indices { bed[i] *= 0.95 / peak } }
-        return (bed, labels)
+        if peak > 0.95 {
+            for i in bed.indices { bed[i] *= 0.95 / peak; alerts[i] *= 0.95 / peak }
+        }
+        return Scene(samples: bed, alerts: alerts, labels: labels)
     }
 
     /// A recording, or one of four synthetic backgrounds.

@@ -72,6 +72,9 @@ struct SynthScene: ParsableCommand {
     @Option(help: "The labels (JSON): class, start, end, snr, variant, description, room of every alert.")
     var labels: String
 
+    @Option(help: "Also write the alerts alone, exactly as mixed into the scene (audio file).")
+    var alertTrack: String?
+
     func run() throws {
         try EarshotError.validate(sampleRate: rate)
         let material = try gather()
@@ -80,6 +83,9 @@ struct SynthScene: ParsableCommand {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         let labelData = try encoder.encode(scene.labels)
         try AudioFile.write(AudioBuffer(channels: [scene.samples]), to: output, sampleRate: rate, sampleFormat: .f32)
+        if let alertTrack {
+            try AudioFile.write(AudioBuffer(channels: [scene.alerts]), to: alertTrack, sampleRate: rate, sampleFormat: .f32)
+        }
         try AtomicFile.write(labelData, to: labels)
         Terminal.note("\(scene.labels.count) alert(s) in \(Int(duration)) s written to \(output), labels in \(labels)")
     }

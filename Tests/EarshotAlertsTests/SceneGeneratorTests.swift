@@ -44,6 +44,24 @@ import Testing
         #expect(Set(scene.labels.map(\.room)).count >= 2, "rooms vary")
     }
 
+    @Test func alertTrackIsTheAlertsAsMixed() throws {
+        let scene = try SceneGenerator.generate(seed: 5, durationSeconds: 30, sampleRate: rate, material: material, alertsPerMinute: 12)
+        #expect(scene.alerts.count == scene.samples.count)
+        // Quiet outside every labelled span: the lead-in and a room's tail lie 30 dB down.
+        var inside = [Bool](repeating: false, count: scene.alerts.count)
+        for label in scene.labels {
+            for i in Int(label.start * rate)..<min(inside.count, Int((label.end + 1) * rate)) { inside[i] = true }
+        }
+        let peak = scene.alerts.map(abs).max() ?? 0
+        #expect(peak > 0 && zip(scene.alerts, inside).allSatisfy { $1 || abs($0) < 0.03 * peak })
+        // The rest of the mix is what lies under the alert: its level matches the label's SNR.
+        for label in scene.labels where label.end - label.start > 0.5 {
+            let alert = level(scene.alerts, from: label.start, to: label.end)
+            let rest = level(zip(scene.samples, scene.alerts).map { $0 - $1 }, from: label.start, to: label.end)
+            #expect(abs(alert - rest - label.snrDB) < 1, "\(label.alertClass) \(label.snrDB) dB: measured \(alert - rest)")
+        }
+    }
+
     func level(_ x: [Float], from start: Double, to end: Double) -> Double {
         let slice = x[Int(start * rate)..<Int(end * rate)]
         return 10 * log10(slice.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(slice.count) + 1e-20)
