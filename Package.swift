@@ -35,7 +35,9 @@ let package = Package(
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
-        .target(name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom"]),
+        .target(
+            name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotEnhance", "COpenBLAS"],
+            resources: [.copy("Resources/AlertDetector.safetensors")]),
         .target(name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(
@@ -60,7 +62,7 @@ let package = Package(
         .testTarget(name: "EarshotCoreTests", dependencies: ["EarshotCore"]),
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotTestSupport", "EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotTestSupport", "EarshotIO", "EarshotDSP"]),
-        .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"]),
+        .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
         .testTarget(name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotAlerts"]),

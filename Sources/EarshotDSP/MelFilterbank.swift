@@ -37,8 +37,8 @@ public struct MelFilterbank: Sendable {
     public let binCount: Int
     /// Row-major `melCount × binCount` weights.
     public let weights: [Float]
-    /// For each filter, the range of bins where its weight is non-zero (for a sparse apply).
-    private let supports: [Range<Int>]
+    /// For each filter, the range of bins where its weight is non-zero.
+    public let supports: [Range<Int>]
 
     /// - Parameter areaNormalized: Slaney normalisation (each filter's area is constant,
     ///   librosa's `norm="slaney"`); false leaves unit peaks (`norm=None`).

@@ -1,17 +1,22 @@
 import ArgumentParser
+import EarshotAlerts
 import EarshotCore
 import EarshotDSP
 import EarshotEnhance
 import EarshotIO
 import Foundation
 
-/// `earshot listen --enhance`: the hearing-aid path, microphone to headphones.
+/// `earshot listen`: the hearing-aid path, microphone to headphones: noise reduced, alerts
+/// detected, announced and kept out of the noise reduction.
 struct Listen: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Listen through Earshot: from an input device (or a file) to headphones (or a file).",
         discussion: """
-            Live, the chain runs at 48 kHz with the suppressor's 7.9 ms delay plus the devices' own \
-            buffers; Ctrl-C stops. Nothing reaches the output above --max-output-dbfs.
+            The chain: alert detector → noise suppressor, which lets a detected alert's tonal \
+            components through at unity gain → output guard. Events are printed on stderr as they \
+            begin and end; --events also writes them as JSON lines. Live, the chain runs at 48 kHz \
+            with the suppressor's 7.9 ms delay plus the devices' own buffers; Ctrl-C stops. Nothing \
+            reaches the output above --max-output-dbfs.
             """)
 
     @Argument(help: "A file to listen to instead of the input device.")
@@ -26,8 +31,17 @@ struct Listen: ParsableCommand {
     @Option(help: "Output device (index or part of its name).")
     var outputDevice: String?
 
-    @Flag(help: "Reduce background noise.")
-    var enhance = false
+    @Flag(inversion: .prefixedNo, help: "Reduce background noise.")
+    var enhance = true
+
+    @Flag(inversion: .prefixedNo, help: "Listen for sirens, smoke alarms, car horns and doorbells.")
+    var alerts = true
+
+    @Flag(inversion: .prefixedNo, help: "Keep detected alerts out of the noise reduction.")
+    var separate = true
+
+    @Option(help: "Also write every event to this file, one JSON object per line.")
+    var events: String?
 
     @Option(help: "The most any frequency is attenuated, in dB (0–40).")
     var strength: Double = NoiseSuppressor.defaultStrengthDB
@@ -42,9 +56,9 @@ struct Listen: ParsableCommand {
         guard maxOutputDbfs.isFinite, maxOutputDbfs <= 0 else {
             throw EarshotError.invalidArgument("--max-output-dbfs must be at most 0, not \(maxOutputDbfs)")
         }
-        var chain = ProcessorChain()
-        if enhance { chain.append(try NoiseSuppressor(strengthDB: strength)) }
-        chain.append(OutputLevelGuard(ceilingDBFS: maxOutputDbfs))
+        var chain = try ListeningChain(
+            enhance: enhance, strengthDB: strength, detector: alerts ? AlertNetwork.bundled() : nil,
+            separate: separate, maximumOutputDBFS: maxOutputDbfs)
         installInterruptHandler()
 
         let source: AudioSource
@@ -52,7 +66,7 @@ struct Listen: ParsableCommand {
         var live = false
         if let input {
             let reader = try AudioFileReader(path: input)
-            let native = NoiseSuppressor.nativeRate(for: reader.sampleRate)
+            let native = ListeningChain.nativeRate(for: reader.sampleRate)
             source = native == reader.sampleRate ? reader : try ResampledSource(reader, sampleRate: native)
             fileRate = reader.sampleRate
         } else {
@@ -72,13 +86,29 @@ struct Listen: ParsableCommand {
             live = true
         }
         // A live path cannot wait for the future: the delay stays in. Files line up.
-        let runner = Runner(blockFrames: live ? 64 : 1024, compensateLatency: !live, stop: interruptRequested)
+        var heard: [AlertEvent] = []
+        let detector = chain.detector
+        func announce(_ change: AlertEventTracker.Change) {
+            switch change {
+            case .began(let event):
+                Terminal.note(String(format: "%.2f s: %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
+            case .ended(let event):
+                Terminal.note(String(format: "%.2f s: %@ ended", event.end, event.alertClass.rawValue))
+                heard.append(event)
+            }
+        }
+        let runner = Runner(blockFrames: live ? 64 : 1024, compensateLatency: !live, stop: interruptRequested,
+                            progress: { _ in detector?.takeChanges(announce) })
         if verbose {
             try chain.prepare(ProcessSpec(sampleRate: source.sampleRate, maximumBlockFrames: runner.blockFrames, channelCount: source.channelCount))
             let milliseconds = Double(chain.latencySamples) / source.sampleRate * 1000
-            Terminal.note("\(enhance ? "noise suppressor → " : "")output guard at \(Int(maxOutputDbfs)) dBFS; algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
+            Terminal.note("\(chain.description) at \(Int(maxOutputDbfs)) dBFS; algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
         }
         try runner.run(source: source, chain: &chain, sink: sink)
+        detector?.finish(announce)
         reportClipping(sink)
+        if let events {
+            try AtomicFile.write(Data(heard.map { EventFormat.jsonLine($0) + "\n" }.joined().utf8), to: events)
+        }
     }
 }

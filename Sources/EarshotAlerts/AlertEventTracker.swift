@@ -1,0 +1,129 @@
+import Foundation
+
+/// An alert the detector heard.
+public struct AlertEvent: Equatable, Sendable {
+    public var alertClass: AlertClass
+    /// When the detector announced it, seconds from the start of the input.
+    public var start: Double
+    /// When it fell silent (the last moment it was still heard).
+    public var end: Double
+    /// The highest smoothed probability while it lasted.
+    public var confidence: Double
+}
+
+/// Turns the classifier's decisions into events: smoothing over the last few decisions,
+/// hysteresis (a high threshold to begin, a low one to go on), a minimum duration before an
+/// event is announced, and a hold that bridges the pauses of temporal patterns (a smoke
+/// alarm's temporal-three is silent 1.5 s between bursts). Classes are tracked independently.
+public struct AlertEventTracker {
+    public struct Settings: Sendable {
+        /// Decisions averaged (at 100 ms apart, 0.3 s).
+        public var smoothing = 3
+        public var onThreshold: Float = 0.6
+        public var offThreshold: Float = 0.3
+        /// How long the smoothed probability must stay above `onThreshold` before the event
+        /// is announced.
+        public var minimumSeconds = 0.2
+        /// How long it may stay below `offThreshold` without ending the event.
+        public var holdSeconds = 2.5
+        public init() {}
+    }
+
+    public enum Change: Equatable, Sendable {
+        case began(AlertEvent)
+        case ended(AlertEvent)
+    }
+
+    private enum Phase { case idle, candidate(since: Double), active }
+
+    private struct ClassState {
+        var phase = Phase.idle
+        var event = AlertEvent(alertClass: .siren, start: 0, end: 0, confidence: 0)
+        var lastHeard = 0.0
+    }
+
+    public let settings: Settings
+    private var recent: [Float]  // smoothing × classes, ring
+    private var recentCount = 0
+    private var states: [ClassState]
+    private var smoothed: [Float]
+
+    public init(settings: Settings = Settings()) {
+        precondition(AlertNetwork.classes == ["background"] + AlertClass.allCases.map(\.rawValue))
+        self.settings = settings
+        recent = [Float](repeating: 0, count: max(1, settings.smoothing) * AlertNetwork.classes.count)
+        states = [ClassState](repeating: ClassState(), count: AlertClass.allCases.count)
+        smoothed = [Float](repeating: 0, count: AlertNetwork.classes.count)
+    }
+
+    /// The smoothed probability of each class after the latest decision (background first).
+    public func probability(of index: Int) -> Float { smoothed[index] }
+
+    /// Whether any alert is announced or about to be.
+    public var isAlerting: Bool {
+        states.contains { if case .idle = $0.phase { return false } else { return true } }
+    }
+
+    /// One decision at `time` seconds (the end of the window it saw); `report` hears every
+    /// event that begins or ends.
+    public mutating func update(probabilities: UnsafePointer<Float>, time: Double, report: (Change) -> Void) {
+        let classes = AlertNetwork.classes.count, depth = max(1, settings.smoothing)
+        let slot = recentCount % depth
+        for k in 0..<classes { recent[slot * classes + k] = probabilities[k] }
+        recentCount += 1
+        let filled = min(recentCount, depth)
+        for k in 0..<classes {
+            var sum: Float = 0
+            for s in 0..<filled { sum += recent[s * classes + k] }
+            smoothed[k] = sum / Float(filled)
+        }
+        for (index, alertClass) in AlertClass.allCases.enumerated() {
+            let p = smoothed[index + 1]  // the network's classes: background, then AlertClass's order
+            var state = states[index]
+            switch state.phase {
+            case .idle:
+                if p >= settings.onThreshold {
+                    state.phase = .candidate(since: time)
+                    state.lastHeard = time
+                }
+            case .candidate(let since):
+                if p < settings.onThreshold {
+                    state.phase = .idle
+                } else if time - since >= settings.minimumSeconds - 1e-9 {
+                    state.phase = .active
+                    state.event = AlertEvent(alertClass: alertClass, start: time, end: time, confidence: Double(p))
+                    state.lastHeard = time
+                    report(.began(state.event))
+                }
+            case .active:
+                if p >= settings.offThreshold {
+                    state.lastHeard = time
+                    state.event.confidence = max(state.event.confidence, Double(p))
+                } else if time - state.lastHeard > settings.holdSeconds {
+                    state.event.end = state.lastHeard
+                    state.phase = .idle
+                    report(.ended(state.event))
+                }
+            }
+            states[index] = state
+        }
+    }
+
+    /// Ends every event still going, at `time` (the end of the input).
+    public mutating func finish(at time: Double, report: (Change) -> Void) {
+        for index in states.indices {
+            if case .active = states[index].phase {
+                states[index].event.end = min(time, states[index].lastHeard)
+                report(.ended(states[index].event))
+            }
+            states[index].phase = .idle
+        }
+    }
+
+    public mutating func reset() {
+        for i in recent.indices { recent[i] = 0 }
+        recentCount = 0
+        for i in states.indices { states[i] = ClassState() }
+        for i in smoothed.indices { smoothed[i] = 0 }
+    }
+}

@@ -1,0 +1,168 @@
+import COpenBLAS
+import EarshotCore
+import Foundation
+
+/// The alert classifier: four 3×3 convolutions (batch norm folded in, ReLU, 2×2 max pooling
+/// after the first three), global max and mean pooling, one linear layer, softmax. Trained by
+/// `training/train.py`; weights in `Resources/AlertDetector.safetensors`.
+///
+/// Each convolution is one OpenBLAS SGEMM over an im2col matrix; every buffer is allocated
+/// at load time, so `classify` does not allocate.
+public final class AlertNetwork {
+    public static let classes = ["background", "siren", "smoke_alarm", "car_horn", "doorbell"]
+    static let channels = [2, 16, 32, 48, 64]
+    static let pooledLayers = 3
+
+    private struct Layer {
+        var inputChannels: Int, outputChannels: Int, height: Int, width: Int
+        var weights: [Float]  // outputChannels × (inputChannels · 9), row-major
+        var bias: [Float]
+    }
+
+    private let layers: [Layer]
+    private let headWeights: [Float]  // classes × (2 · last channels)
+    private let headBias: [Float]
+    private let columns: UnsafeMutablePointer<Float>
+    private let activations: UnsafeMutablePointer<Float>
+    private let pooled: UnsafeMutablePointer<Float>
+    private let pooledFeatures: UnsafeMutablePointer<Float>
+
+    /// The network shipped with Earshot.
+    public static func bundled() throws -> AlertNetwork {
+        guard let url = Bundle.module.url(forResource: "AlertDetector", withExtension: "safetensors") else {
+            throw EarshotError.invalidArgument("the alert detector's weights (AlertDetector.safetensors) are missing from this build")
+        }
+        return try AlertNetwork(SafeTensors(contentsOf: url))
+    }
+
+    public init(_ model: SafeTensors) throws {
+        if let classes = model.metadata["classes"], classes != Self.classes.joined(separator: ",") {
+            throw EarshotError.invalidArgument("the model's classes are \(classes), not \(Self.classes.joined(separator: ","))")
+        }
+        var layers: [Layer] = []
+        var height = AlertFeatures.windowFrames, width = AlertFeatures.melCount
+        var largestColumns = 0, largestActivations = 0
+        for i in 0..<(Self.channels.count - 1) {
+            let (cin, cout) = (Self.channels[i], Self.channels[i + 1])
+            layers.append(Layer(
+                inputChannels: cin, outputChannels: cout, height: height, width: width,
+                weights: try model.tensor("conv\(i).weight", shape: [cout, cin, 3, 3]),
+                bias: try model.tensor("conv\(i).bias", shape: [cout])))
+            largestColumns = max(largestColumns, cin * 9 * height * width)
+            largestActivations = max(largestActivations, cout * height * width)
+            if i < Self.pooledLayers { height /= 2; width /= 2 }
+        }
+        let last = Self.channels.last!
+        headWeights = try model.tensor("head.weight", shape: [Self.classes.count, 2 * last])
+        headBias = try model.tensor("head.bias", shape: [Self.classes.count])
+        self.layers = layers
+        columns = .allocate(capacity: largestColumns)
+        activations = .allocate(capacity: largestActivations)
+        pooled = .allocate(capacity: largestActivations)
+        pooledFeatures = .allocate(capacity: 2 * last)
+        // One thread: the detector runs beside the audio, not across every core.
+        openblas_set_num_threads(1)
+    }
+
+    deinit {
+        columns.deallocate()
+        activations.deallocate()
+        pooled.deallocate()
+        pooledFeatures.deallocate()
+    }
+
+    /// Class probabilities for one input of `AlertFeatures.inputCount` values
+    /// ([channel][frame][band]) into `probabilities` (`classes.count` values).
+    public func classify(_ input: UnsafePointer<Float>, probabilities: UnsafeMutablePointer<Float>) {
+        var source = UnsafeMutablePointer(mutating: input)
+        for (index, layer) in layers.enumerated() {
+            convolve(layer, input: source)
+            if index < Self.pooledLayers {
+                pool(activations, channels: layer.outputChannels, height: layer.height, width: layer.width, into: pooled)
+                source = pooled
+            } else {
+                source = activations
+            }
+        }
+        // Global max and mean over the last feature maps.
+        let last = layers.last!
+        let area = last.height * last.width
+        for c in 0..<last.outputChannels {
+            var largest = -Float.infinity, sum: Float = 0
+            for i in 0..<area {
+                let v = source[c * area + i]
+                largest = max(largest, v)
+                sum += v
+            }
+            pooledFeatures[c] = largest
+            pooledFeatures[last.outputChannels + c] = sum / Float(area)
+        }
+        let width = 2 * last.outputChannels
+        var largest = -Float.infinity
+        for k in 0..<Self.classes.count {
+            var logit = headBias[k]
+            for i in 0..<width { logit += headWeights[k * width + i] * pooledFeatures[i] }
+            probabilities[k] = logit
+            largest = max(largest, logit)
+        }
+        var total: Float = 0
+        for k in 0..<Self.classes.count {
+            probabilities[k] = expf(probabilities[k] - largest)
+            total += probabilities[k]
+        }
+        for k in 0..<Self.classes.count { probabilities[k] /= total }
+    }
+
+    /// 3×3 convolution with zero padding, bias and ReLU, into `activations`.
+    private func convolve(_ layer: Layer, input: UnsafeMutablePointer<Float>) {
+        let (h, w) = (layer.height, layer.width)
+        let area = h * w
+        // im2col: row (c, dy, dx) holds the input shifted by (dy − 1, dx − 1).
+        for c in 0..<layer.inputChannels {
+            for dy in 0..<3 {
+                for dx in 0..<3 {
+                    let row = columns + ((c * 3 + dy) * 3 + dx) * area
+                    for y in 0..<h {
+                        let sy = y + dy - 1
+                        let out = row + y * w
+                        guard sy >= 0 && sy < h else {
+                            out.update(repeating: 0, count: w)
+                            continue
+                        }
+                        let inRow = input + c * area + sy * w
+                        for x in 0..<w {
+                            let sx = x + dx - 1
+                            out[x] = sx >= 0 && sx < w ? inRow[sx] : 0
+                        }
+                    }
+                }
+            }
+        }
+        layer.weights.withUnsafeBufferPointer { weights in
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                        Int32(layer.outputChannels), Int32(area), Int32(layer.inputChannels * 9),
+                        1, weights.baseAddress, Int32(layer.inputChannels * 9), columns, Int32(area),
+                        0, activations, Int32(area))
+        }
+        for c in 0..<layer.outputChannels {
+            let bias = layer.bias[c]
+            let map = activations + c * area
+            for i in 0..<area { map[i] = max(0, map[i] + bias) }
+        }
+    }
+
+    /// 2×2 max pooling, odd edges dropped (as PyTorch's max_pool2d).
+    private func pool(_ input: UnsafeMutablePointer<Float>, channels: Int, height: Int, width: Int, into output: UnsafeMutablePointer<Float>) {
+        let (oh, ow) = (height / 2, width / 2)
+        for c in 0..<channels {
+            let source = input + c * height * width, target = output + c * oh * ow
+            for y in 0..<oh {
+                for x in 0..<ow {
+                    let a = source[(2 * y) * width + 2 * x], b = source[(2 * y) * width + 2 * x + 1]
+                    let d = source[(2 * y + 1) * width + 2 * x], e = source[(2 * y + 1) * width + 2 * x + 1]
+                    target[y * ow + x] = max(max(a, b), max(d, e))
+                }
+            }
+        }
+    }
+}

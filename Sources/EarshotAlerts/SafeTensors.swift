@@ -1,0 +1,67 @@
+import EarshotCore
+import Foundation
+
+/// Reads the `safetensors` format: an 8-byte little-endian header length, a JSON header naming
+/// each tensor's dtype, shape and byte range, then the raw little-endian data. Only float32
+/// tensors are read; anything malformed is refused with the reason.
+public struct SafeTensors: Sendable {
+    public struct Tensor: Sendable {
+        public var shape: [Int]
+        public var values: [Float]
+    }
+
+    public private(set) var tensors: [String: Tensor] = [:]
+    /// The `__metadata__` strings.
+    public private(set) var metadata: [String: String] = [:]
+
+    public init(contentsOf url: URL) throws {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw EarshotError.invalidArgument("cannot read the model \(url.path): \(error.localizedDescription)")
+        }
+        try self.init(data: data, name: url.lastPathComponent)
+    }
+
+    public init(data: Data, name: String = "model") throws {
+        func bad(_ why: String) -> EarshotError { .invalidArgument("\(name) is not a usable safetensors file: \(why)") }
+        guard data.count >= 8 else { throw bad("shorter than its header length") }
+        let headerLength = data.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
+        guard headerLength <= UInt64(data.count - 8) else { throw bad("the header runs past the end") }
+        let body = data.startIndex + 8 + Int(headerLength)
+        guard let header = try? JSONSerialization.jsonObject(with: data[(data.startIndex + 8)..<body]) as? [String: Any] else {
+            throw bad("the header is not a JSON object")
+        }
+        let bytes = data.count - 8 - Int(headerLength)
+        for (key, value) in header {
+            if key == "__metadata__" {
+                metadata = (value as? [String: String]) ?? [:]
+                continue
+            }
+            guard let entry = value as? [String: Any], let dtype = entry["dtype"] as? String,
+                  let shape = entry["shape"] as? [Int], let offsets = entry["data_offsets"] as? [Int], offsets.count == 2 else {
+                throw bad("tensor \(key) lacks dtype, shape or data_offsets")
+            }
+            guard dtype == "F32" else { throw bad("tensor \(key) is \(dtype); only F32 is read") }
+            let count = shape.reduce(1, *)
+            guard shape.allSatisfy({ $0 >= 0 }), offsets[0] >= 0, offsets[1] <= bytes, offsets[1] - offsets[0] == 4 * count else {
+                throw bad("tensor \(key)'s byte range does not match its shape")
+            }
+            var values = [Float](repeating: 0, count: count)
+            values.withUnsafeMutableBytes { target in
+                data.copyBytes(to: target, from: (body + offsets[0])..<(body + offsets[1]))
+            }
+            // The format is little-endian; so is every machine Earshot runs on, but say so.
+            if UInt32(1).bigEndian == 1 { values = values.map { Float(bitPattern: $0.bitPattern.byteSwapped) } }
+            tensors[key] = Tensor(shape: shape, values: values)
+        }
+    }
+
+    /// The tensor called `name`, which must have `shape`.
+    public func tensor(_ name: String, shape: [Int]) throws -> [Float] {
+        guard let tensor = tensors[name] else { throw EarshotError.invalidArgument("the model has no tensor \(name)") }
+        guard tensor.shape == shape else {
+            throw EarshotError.invalidArgument("the model's \(name) has shape \(tensor.shape), not \(shape)")
+        }
+        return tensor.values
+    }
+}

@@ -1,0 +1,61 @@
+import ArgumentParser
+import EarshotAlerts
+import EarshotCore
+import EarshotIO
+import Foundation
+
+/// `earshot detect`: the alerts in a recording, one line per event.
+struct Detect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Find sirens, smoke alarms, car horns and doorbells in a recording.",
+        discussion: """
+            Prints one line per event as the stream reaches its end: with --format jsonl, \
+            {"class":"siren","start":12.34,"end":17.80,"confidence":0.97}. start is when the \
+            detector announced the alert (a live listener would have been told then), end the last \
+            moment it was heard, in seconds from the start of the input.
+            """)
+
+    @Argument(help: "The recording (any rate; channels are mixed).")
+    var input: String
+
+    @Option(help: "text or jsonl.")
+    var format: EventFormat = .text
+
+    func run() throws {
+        let reader = try AudioFileReader(path: input)
+        guard reader.info.frameCount > 0 else { throw EarshotError.invalidArgument("\(input) holds no audio") }
+        let source: AudioSource = reader.sampleRate == AlertFeatures.sampleRate
+            ? reader : try ResampledSource(reader, sampleRate: AlertFeatures.sampleRate)
+        let detector = AlertDetector(network: try AlertNetwork.bundled())
+        var chain = detector
+        let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges { format.print($0) } })
+        try runner.run(source: source, chain: &chain, sink: DiscardingSink())
+        detector.finish { format.print($0) }
+    }
+}
+
+enum EventFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, jsonl
+
+    /// One line per finished event on stdout; onsets only in text (as they happen).
+    func print(_ change: AlertEventTracker.Change) {
+        switch (self, change) {
+        case (.jsonl, .ended(let event)): Swift.print(Self.jsonLine(event))
+        case (.text, .ended(let event)):
+            Swift.print(String(format: "%8.2f–%.2f s  %@  (confidence %.2f)", event.start, event.end, event.alertClass.rawValue, event.confidence))
+        default: break
+        }
+        fflush(nil)  // each event as it is found, even into a pipe
+    }
+
+    static func jsonLine(_ event: AlertEvent) -> String {
+        String(format: "{\"class\":\"%@\",\"start\":%.2f,\"end\":%.2f,\"confidence\":%.2f}",
+               event.alertClass.rawValue, event.start, event.end, event.confidence)
+    }
+}
+
+/// A sink for chains whose product is not audio (detection).
+final class DiscardingSink: AudioSink {
+    func write(_ block: AudioBlock) throws {}
+    func finish() throws {}
+}

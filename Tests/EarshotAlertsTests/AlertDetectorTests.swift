@@ -1,0 +1,155 @@
+import EarshotCore
+@testable import EarshotAlerts
+import Foundation
+import Testing
+
+/// The signal `training/train.py` computes its parity outputs from, computed here the same way.
+func paritySignal(count: Int) -> [Float] {
+    (0..<count).map { n in
+        let t = Double(n) / 16_000
+        let hashed = (Int64(n) &* 1_103_515_245 &+ 12_345) % 2_147_483_648
+        let noise = Double(hashed) / 2_147_483_648 - 0.5
+        let keyed = t.truncatingRemainder(dividingBy: 4) < 2.5 && t.truncatingRemainder(dividingBy: 1) < 0.5
+        let phase = 2 * Double.pi * (1000 * t - 400 / (2 * Double.pi * 0.25) * cos(2 * Double.pi * 0.25 * t))
+        return Float(0.3 * sin(2 * Double.pi * 3100 * t) * (keyed ? 1 : 0) + 0.1 * sin(phase) * (t > 1.5 ? 1 : 0) + 0.05 * noise)
+    }
+}
+
+struct ParityFixture: Decodable {
+    var sampleCount: Int
+    var frames: [[Float]]
+    var frameIndices: [Int]
+    var windowEnds: [Int]
+    var probabilities: [[Float]]
+}
+
+@Suite struct AlertDetectorTests {
+    func fixture() throws -> ParityFixture {
+        let url = try #require(Bundle.module.url(forResource: "detector_parity", withExtension: "json", subdirectory: "Fixtures"))
+        return try JSONDecoder().decode(ParityFixture.self, from: Data(contentsOf: url))
+    }
+
+    /// Features, window by window, and the network's probabilities, against what the training
+    /// script computed from the same signal (features in float64 there, float32 here).
+    @Test func matchesTheTrainingScript() throws {
+        let expected = try fixture()
+        let signal = paritySignal(count: expected.sampleCount)
+        let network = try AlertNetwork.bundled()
+        var features = AlertFeatures()
+        var frames: [Int: [Float]] = [:]
+        var outputs: [Int: [Float]] = [:]
+        var row = [Float](repeating: 0, count: 2 * AlertFeatures.melCount)
+        var input = [Float](repeating: 0, count: AlertFeatures.inputCount)
+        var probabilities = [Float](repeating: 0, count: AlertNetwork.classes.count)
+        signal.withUnsafeBufferPointer { samples in
+            features.push(samples) { features in
+                let index = features.frameCount - 1
+                if expected.frameIndices.contains(index) {
+                    row.withUnsafeMutableBufferPointer { features.latestFrame(into: $0) }
+                    frames[index] = row
+                }
+                if expected.windowEnds.contains(index) {
+                    input.withUnsafeMutableBufferPointer { features.window(into: $0.baseAddress!) }
+                    network.classify(input, probabilities: &probabilities)
+                    outputs[index] = probabilities
+                }
+            }
+        }
+        #expect(features.frameCount == expected.sampleCount / AlertFeatures.hop)
+        for (index, reference) in zip(expected.frameIndices, expected.frames) {
+            let ours = try #require(frames[index])
+            let worst = zip(ours, reference).map { abs($0 - $1) }.max()!
+            #expect(worst < 1e-3, "frame \(index): features differ by \(worst) (log10 units)")
+        }
+        for (index, reference) in zip(expected.windowEnds, expected.probabilities) {
+            let ours = try #require(outputs[index])
+            let worst = zip(ours, reference).map { abs($0 - $1) }.max()!
+            #expect(worst <= 1e-4, "window ending at frame \(index): probabilities differ by \(worst)")
+        }
+    }
+
+    /// Any way of cutting the stream into blocks gives the same decisions.
+    @Test func blockSizeDoesNotMatter() throws {
+        let signal = paritySignal(count: 40_000)
+        let network = try AlertNetwork.bundled()
+        func decisions(block: Int) -> [Float] {
+            var features = AlertFeatures()
+            var out: [Float] = []
+            var input = [Float](repeating: 0, count: AlertFeatures.inputCount)
+            var p = [Float](repeating: 0, count: 5)
+            for start in stride(from: 0, to: signal.count, by: block) {
+                signal[start..<min(signal.count, start + block)].withUnsafeBufferPointer { chunk in
+                    features.push(chunk) { features in
+                        guard features.frameCount % 5 == 0 else { return }
+                        input.withUnsafeMutableBufferPointer { features.window(into: $0.baseAddress!) }
+                        network.classify(input, probabilities: &p)
+                        out += p
+                    }
+                }
+            }
+            return out
+        }
+        let reference = decisions(block: 40_000)
+        #expect(reference.count == 40_000 / 320 / 5 * 5)
+        for block in [1, 63, 320, 1000] { #expect(decisions(block: block) == reference, "block \(block)") }
+    }
+
+    @Test func trackerNeedsPersistenceAndBridgesPauses() {
+        var tracker = AlertEventTracker()
+        var changes: [AlertEventTracker.Change] = []
+        func feed(_ siren: Float, for seconds: Double, from start: Double) -> Double {
+            var p: [Float] = [1 - siren, siren, 0, 0, 0]
+            var t = start
+            while t < start + seconds - 1e-9 {
+                t += 0.1
+                tracker.update(probabilities: &p, time: t) { changes.append($0) }
+            }
+            return t
+        }
+        var t = feed(0, for: 2, from: 0)
+        t = feed(1, for: 0.2, from: t)  // a blip: two decisions
+        t = feed(0, for: 1, from: t)
+        #expect(changes.isEmpty, "a 0.2 s blip is smoothed away")
+        t = feed(1, for: 1, from: t)  // began at 3.2 s
+        #expect(changes.count == 1)
+        guard case .began(let event)? = changes.first else { Issue.record("no onset"); return }
+        #expect(event.alertClass == .siren && event.start > 3.3 && event.start < 3.8)
+        t = feed(0, for: 1.5, from: t)  // a temporal-three pause
+        t = feed(1, for: 1, from: t)
+        #expect(changes.count == 1, "a 1.5 s pause does not end the event")
+        t = feed(0, for: 4, from: t)
+        #expect(changes.count == 2)
+        guard case .ended(let ended) = changes[1] else { Issue.record("no end"); return }
+        #expect(abs(ended.end - 6.9) < 0.25 && ended.confidence > 0.9)
+    }
+
+    @Test func refusesBrokenModels() throws {
+        #expect(throws: EarshotError.self) { try SafeTensors(data: Data([1, 2, 3])) }
+        var header = Data("{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}".utf8)
+        var data = Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 8)  // 8 of 16 bytes
+        #expect(throws: EarshotError.self) { try SafeTensors(data: data) }
+        data = Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 16)
+        let model = try SafeTensors(data: data)
+        #expect(try model.tensor("x", shape: [4]) == [0, 0, 0, 0])
+        #expect(throws: EarshotError.self) { try model.tensor("x", shape: [2, 2]) }
+        #expect(throws: EarshotError.self) { try AlertNetwork(model) }
+        header = Data("{\"x\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}".utf8)
+        #expect(throws: EarshotError.self) { try SafeTensors(data: Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 8)) }
+    }
+
+    /// At 48 kHz the detector hears what it hears at 16 kHz: the decimator passes the band
+    /// and stops what would alias.
+    @Test func decimatorPassesTheBandAndStopsAliases() {
+        func gainDB(_ hz: Double) -> Double {
+            var decimator = Decimator(factor: 3)
+            var x = (0..<48_000).map { Float(sin(2 * Double.pi * hz * Double($0) / 48_000)) }
+            let count = x.withUnsafeMutableBufferPointer { decimator.process($0.baseAddress!, count: $0.count) }
+            #expect(count == 16_000)
+            let tail = x[8_000..<count]
+            return 10 * log10(tail.reduce(0.0) { $0 + Double($1 * $1) } / Double(tail.count) / 0.5)
+        }
+        for hz in [100.0, 1000, 3000, 5500] { #expect(abs(gainDB(hz)) < 0.2, "\(hz) Hz") }
+        #expect(abs(gainDB(6500)) < 1)
+        for hz in [9500.0, 12_000, 20_000] { #expect(gainDB(hz) < -60, "\(hz) Hz") }
+    }
+}

@@ -1,0 +1,66 @@
+"""Alert-detector features: the reference definition the Swift code reproduces.
+
+Frames of 1024 samples (64 ms) at 16 kHz every 320 samples (20 ms), periodic Hann window,
+as a stream sees them: the input is preceded by silence and frame t holds the 1024 samples
+that end at sample (t + 1) * hop, so a signal of n samples has n // hop frames.
+Per frame and per mel band (64 Slaney bands, 50 Hz - 8 kHz, as librosa builds them):
+  * log-mel:   log10(mel energy + 1e-10)
+  * tonality:  log10((peak bin power + 1e-10) / (weighted mean bin power + 1e-10)) over the
+               bins the band covers: a whistle, a siren or a piezo tone stands far above the
+               band's mean; noise and speech do not.
+A network input is the last WINDOW frames: log-mel minus its mean over the window (so the
+level of the input does not matter), and tonality as is.
+"""
+import numpy as np
+import librosa
+import scipy.signal
+
+SAMPLE_RATE = 16_000
+FRAME = 1024
+HOP = 320
+MELS = 64
+FMIN = 50.0
+FMAX = 8_000.0
+WINDOW = 50        # frames of context: 1 s
+STRIDE = 5         # frames between decisions: 100 ms
+FLOOR = 1e-10
+CLASSES = ["background", "siren", "smoke_alarm", "car_horn", "doorbell"]
+
+
+def filterbank():
+    return librosa.filters.mel(sr=SAMPLE_RATE, n_fft=FRAME, n_mels=MELS, fmin=FMIN, fmax=FMAX,
+                               htk=False, norm="slaney").astype(np.float64)
+
+
+def frame_features(x):
+    """(frames, 2, MELS) float32: log-mel and tonality of every complete frame of x."""
+    x = padded(x)
+    count = 0 if len(x) < FRAME else 1 + (len(x) - FRAME) // HOP
+    if count == 0:
+        return np.zeros((0, 2, MELS), np.float32)
+    window = scipy.signal.get_window("hann", FRAME, fftbins=True)
+    weights = filterbank()
+    support = weights > 0
+    out = np.empty((count, 2, MELS), np.float64)
+    for start in range(0, count, 4096):
+        idx = np.arange(start, min(count, start + 4096))
+        frames = np.lib.stride_tricks.sliding_window_view(x, FRAME)[idx * HOP] * window
+        power = np.abs(np.fft.rfft(frames, axis=1)) ** 2
+        mel = power @ weights.T
+        out[idx, 0] = np.log10(mel + FLOOR)
+        mean = mel / weights.sum(axis=1)
+        peak = np.stack([power[:, s].max(axis=1) if s.any() else np.zeros(len(idx)) for s in support], axis=1)
+        out[idx, 1] = np.log10((peak + FLOOR) / (mean + FLOOR))
+    return out.astype(np.float32)
+
+
+def padded(x):
+    """x as the frames see it: preceded by FRAME - HOP zeros."""
+    return np.concatenate([np.zeros(FRAME - HOP), np.asarray(x, dtype=np.float64)])
+
+
+def window_input(frames, end):
+    """The network input for the window ending at frame `end` (inclusive): (2, WINDOW, MELS)."""
+    w = frames[end - WINDOW + 1:end + 1]
+    logmel = w[:, 0] - w[:, 0].mean()
+    return np.stack([logmel, w[:, 1]]).astype(np.float32)
