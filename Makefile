@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps build release demo test bench bench-room bench-audiometry eval eval-enhance fixtures venv clean
+.PHONY: all deps build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect train espeak fixtures venv clean
 
 all: build
 
@@ -58,11 +58,26 @@ bench-audiometry: release
 # Speech enhancement against RNNoise, WebRTC NS, SpeexDSP and noisereduce on a development set
 # built (seeded) from ../shared/data.
 EVAL_DATA := eval/data/enhance
-eval: eval-enhance
-eval-enhance: release venv
-	@command -v espeak-ng >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng >/dev/null; }
+eval: eval-enhance eval-detect
+eval-enhance: release venv espeak
 	@[ -f $(EVAL_DATA)/items.json ] || $(PYTHON) eval/enhance/build_devset.py --data ../shared/data --out $(EVAL_DATA)
 	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_DATA) --earshot .build/release/earshot
+
+# Alert detection on unseen synthetic scenes, the real alarm recordings over real speech and
+# noise, and an hour of alert-free audio; then alert preservation with and without the separator.
+eval-detect: release venv espeak
+	$(PYTHON) eval/detect/evaluate.py --earshot .build/release/earshot --data ../shared/data
+	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/scenes
+
+# The alert detector: scenes from `earshot synth scene`, a CNN trained with PyTorch on the CPU,
+# weights exported to Sources/EarshotAlerts/Resources and the parity fixture to the tests.
+train: release venv espeak
+	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(PYTHON) training/make_dataset.py --earshot .build/release/earshot --data ../shared/data
+	$(PYTHON) training/train.py --data training/data
+
+espeak:
+	@command -v espeak-ng >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng >/dev/null; }
 
 # Python is for reference fixtures, evaluation and training only — never to run Earshot.
 venv: $(VENV)/.ready

@@ -134,6 +134,22 @@ func enhanceRows(_ table: inout Table) throws {
         table.add("Noise suppressor, \(Int(rate / 1000)) kHz mono, \(block)-sample blocks", realTimeFactor: result.realTimeFactor,
                   "allocations after prepare: " + (result.allocations.map(String.init) ?? "not measurable here"))
     }
+    let network = try AlertNetwork.bundled()
+    for (rate, block) in [(16_000.0, 160), (48_000.0, 480)] {
+        let result = try measure({ AlertDetector(network: network) }, rate: rate, channels: 1, block: block)
+        table.add("Alert detector (features + CNN every 100 ms), \(Int(rate / 1000)) kHz, \(block)-sample blocks", realTimeFactor: result.realTimeFactor,
+                  "allocations after prepare: " + (result.allocations.map(String.init) ?? "not measurable here"))
+        let chain = try measure({ try ListeningChain(detector: network, maximumOutputDBFS: -6) }, rate: rate, channels: 1, block: block)
+        table.add("Listening chain (detector → suppressor → guard), \(Int(rate / 1000)) kHz", realTimeFactor: chain.realTimeFactor,
+                  "allocations after prepare: " + (chain.allocations.map(String.init) ?? "not measurable here"))
+        let separating = try measure({ () -> NoiseSuppressor in
+            let gate = AlertGate()
+            gate.isOpen = true
+            return try NoiseSuppressor(alertGate: gate)
+        }, rate: rate, channels: 1, block: block)
+        table.add("Noise suppressor separating an alert (gate held open), \(Int(rate / 1000)) kHz", realTimeFactor: separating.realTimeFactor,
+                  "allocations after prepare: " + (separating.allocations.map(String.init) ?? "not measurable here"))
+    }
     let detector = try measure({ SoundActivityDetector() }, rate: 16_000, channels: 1, block: 160)
     table.add("Sound-activity detector, 16 kHz mono, 160-sample blocks", realTimeFactor: detector.realTimeFactor,
               "allocations after prepare: " + (detector.allocations.map(String.init) ?? "not measurable here"))
@@ -162,3 +178,7 @@ if !table.rows.isEmpty {
     table.print()
 }
 if group == nil || group == "audiometry" { try audiometryReport() }
+if group == "separation" {
+    guard CommandLine.arguments.count > 2 else { throw EarshotError.invalidArgument("usage: earshot-bench separation SCENE_FOLDER") }
+    try separationReport(folder: CommandLine.arguments[2])
+}

@@ -75,9 +75,12 @@ public enum SceneGenerator {
         // Alerts, never overlapping, each at its own SNR against what is already there.
         var labels: [SceneLabel] = []
         var alerts = [Float](repeating: 0, count: count)
+        guard alertsPerMinute.isFinite, alertsPerMinute >= 0 else {
+            throw EarshotError.invalidArgument("alerts per minute must be 0 or more, not \(alertsPerMinute)")
+        }
         var t = Double.random(in: 0.5...3, using: &random)
         let meanGap = 60 / max(alertsPerMinute, 0.1)
-        while t < durationSeconds - 1 {
+        while alertsPerMinute > 0 && t < durationSeconds - 1 {
             let alertClass = AlertClass.allCases.randomElement(using: &random)!
             let sound = AlertSynthesis.random(alertClass, seed: random.next(), sampleRate: sampleRate, maximumSeconds: min(6, durationSeconds - t))
             let (placed, roomName) = try throughRoom(sound.samples, sampleRate: sampleRate, material: material, random: &random)

@@ -4,14 +4,15 @@ import EarshotCore
 import EarshotIO
 import Foundation
 
-/// `earshot demo`: the engine end to end on the bundled scene — synthesised from a seed,
-/// written to a file, read back and analysed as any recording would be.
+/// `earshot demo`: the listening chain end to end on the bundled scene — synthesised from a
+/// seed, written to a file and read back as any recording would be: alerts detected as they
+/// happen, and how much of each reaches the ears with and without the separator.
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run Earshot on its bundled scene (a doorbell and a smoke alarm in a quiet room) and report what it finds.")
+        abstract: "Run the listening chain on Earshot's bundled scene and report what it hears.")
 
     @Option(help: "Scene seed: the same seed always gives the same scene.")
-    var seed: UInt64 = 1
+    var seed: UInt64 = 7
 
     @Option(help: "Keep the scene as this file (default: a temporary file, removed afterwards).")
     var scene: String?
@@ -19,46 +20,95 @@ struct Demo: ParsableCommand {
     @Option(help: "Output format: text or json.")
     var format: OutputStyle = .text
 
+    struct Alert: Codable {
+        var alertClass: String
+        var start: Double
+        var end: Double
+        var snr: Double
+        var detected: Bool
+        /// Alert level out − in over the alert, with the separator and without it, dB.
+        var keptDB: Double
+        var keptWithoutSeparatorDB: Double
+        /// The rest (speech and noise) out − in over the alert, dB.
+        var restDB: Double
+    }
+
     struct Report: Codable {
         var scenePath: String?
         var sampleRate: Double
         var durationSeconds: Double
-        var noiseFloorDBFS: Double
-        var events: [SoundEvent]
         var latencySamples: Int
+        var alerts: [Alert]
+        var events: [Event]
+        struct Event: Codable { var alertClass: String; var start: Double; var end: Double; var confidence: Double }
     }
 
     func run() throws {
-        let demo = DemoScene(seed: seed)
+        let rate = 16_000.0
+        let generated = try SceneGenerator.generate(seed: seed, durationSeconds: 40, sampleRate: rate, material: SceneMaterial(), alertsPerMinute: 6)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-demo-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = scene ?? directory.appendingPathComponent("scene.wav").path
-        try AudioFile.write(AudioBuffer(channels: [demo.samples]), to: path, sampleRate: demo.sampleRate)
+        try AudioFile.write(AudioBuffer(channels: [generated.samples]), to: path, sampleRate: rate, sampleFormat: .f32)
 
-        let reader = try AudioFileReader(path: path)
-        var detector = SoundActivityDetector()
-        let report = try Runner(blockFrames: 256).run(source: reader, chain: &detector, sink: MemorySink(channelCount: 1))
-        detector.finish()
+        // The mix as a recording; its alert and the rest ride along as probe channels.
+        let (info, buffer) = try AudioFile.read(path: path)
+        let mix = buffer.toArrays()[0]
+        let rest = zip(mix, generated.alerts).map { $0 - $1 }
+        let network = try AlertNetwork.bundled()
+        if format == .text {
+            print("Earshot \(Earshot.version) demo — scene seed \(seed): \(String(format: "%.0f", info.durationSeconds)) s at \(Int(rate)) Hz; chain: alert detector → noise suppressor with alert separation")
+            print("Heard as it played:")
+        }
+        var events: [AlertEvent] = []
+        func run(separate: Bool, narrate: Bool) throws -> (channels: [[Float]], latency: Int) {
+            var chain = try ListeningChain(detector: network, separate: separate, probeChannels: true, maximumOutputDBFS: nil)
+            let detector = chain.detector!
+            func heard(_ change: AlertEventTracker.Change) {
+                guard narrate else { return }
+                switch change {
+                case .began(let event) where format == .text:
+                    print(String(format: "  %6.2f s  %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
+                case .ended(let event): events.append(event)
+                default: break
+                }
+            }
+            let sink = MemorySink(channelCount: 3)
+            let report = try Runner(blockFrames: 256, progress: { _ in detector.takeChanges(heard) })
+                .run(source: MemorySource(channels: [mix, generated.alerts, rest], sampleRate: rate), chain: &chain, sink: sink)
+            detector.finish(heard)
+            return (sink.channels, report.latencySamples)
+        }
+        let with = try run(separate: true, narrate: true)
+        let without = try run(separate: false, narrate: false)
 
+        func energy(_ x: [Float], _ range: Range<Int>) -> Double { x[range].reduce(0.0) { $0 + Double($1) * Double($1) } }
+        let alerts = generated.labels.map { label -> Alert in
+            let range = Int(label.start * rate)..<min(mix.count, Int(label.end * rate))
+            let alertIn = energy(generated.alerts, range), restIn = energy(rest, range)
+            return Alert(
+                alertClass: label.alertClass.rawValue, start: label.start, end: label.end, snr: label.snrDB,
+                detected: events.contains { $0.alertClass == label.alertClass && $0.start <= label.end + 1 && $0.end >= label.start },
+                keptDB: 10 * log10(energy(with.channels[1], range) / alertIn),
+                keptWithoutSeparatorDB: 10 * log10(energy(without.channels[1], range) / alertIn),
+                restDB: 10 * log10(energy(with.channels[2], range) / restIn))
+        }
         let result = Report(
-            scenePath: scene, sampleRate: reader.sampleRate, durationSeconds: reader.info.durationSeconds,
-            noiseFloorDBFS: (detector.noiseFloorDBFS * 10).rounded() / 10, events: detector.events,
-            latencySamples: report.latencySamples)
+            scenePath: scene, sampleRate: rate, durationSeconds: info.durationSeconds, latencySamples: with.latency, alerts: alerts,
+            events: events.map { .init(alertClass: $0.alertClass.rawValue, start: $0.start, end: $0.end, confidence: $0.confidence) })
         if format == .json {
             try Terminal.printJSON(result)
             return
         }
-        print("Earshot \(Earshot.version) demo — scene seed \(seed): \(String(format: "%.1f", result.durationSeconds)) s at \(Int(result.sampleRate)) Hz, mono")
-        print("Placed in the scene:")
-        for placed in demo.placements {
-            print("  \(String(format: "%5.2f", placed.startSeconds)) s  \(placed.name)")
+        print("Placed in the scene, and what reached the output (level out − in over the alert):")
+        print("  start–end s      class         SNR    detected  alert kept  without separator  speech+noise")
+        for alert in alerts {
+            print(String(format: "  %5.2f–%5.2f  %-12@  %+5.1f dB  %-8@  %+6.1f dB   %+6.1f dB          %+6.1f dB",
+                         alert.start, alert.end, alert.alertClass, alert.snr, alert.detected ? "yes" : "no",
+                         alert.keptDB, alert.keptWithoutSeparatorDB, alert.restDB))
         }
-        print("Found \(result.events.count) sound event(s) above a background of \(String(format: "%.1f", result.noiseFloorDBFS)) dBFS:")
-        for event in result.events {
-            let tones = event.dominantFrequenciesHz.map { "\(Int($0)) Hz" }.joined(separator: ", ")
-            print("  \(String(format: "%5.2f", event.startSeconds))–\(String(format: "%.2f", event.endSeconds)) s  peak \(String(format: "%.1f", event.peakLevelDBFS)) dBFS  strongest: \(tones)")
-        }
+        print(String(format: "Chain delay %.1f ms. Try: earshot listen scene.wav -o out.wav --events events.jsonl", Double(with.latency) / rate * 1000))
         if let scene { print("Scene kept at \(scene)") }
     }
 }

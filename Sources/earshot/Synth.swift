@@ -60,7 +60,7 @@ struct SynthScene: ParsableCommand {
     @Option(help: "Sample rate in Hz.")
     var rate: Double = 16_000
 
-    @Option(help: "Alerts per minute, on average.")
+    @Option(help: "Alerts per minute, on average (0: none, for alert-free audio).")
     var alertsPerMinute: Double = 6
 
     @Option(help: "Folder of shared recordings (speech/fsdd, noise, rir).")

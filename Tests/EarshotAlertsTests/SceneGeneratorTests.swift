@@ -79,4 +79,10 @@ import Testing
         let scene = try SceneGenerator.generate(seed: 2, durationSeconds: 20, sampleRate: rate, material: SceneMaterial(), alertsPerMinute: 12)
         #expect(!scene.labels.isEmpty && scene.samples.contains { $0 != 0 })
     }
+
+    @Test func alertFreeScenesHaveNoAlerts() throws {
+        let scene = try SceneGenerator.generate(seed: 3, durationSeconds: 20, sampleRate: rate, material: material, alertsPerMinute: 0)
+        #expect(scene.labels.isEmpty && scene.alerts.allSatisfy { $0 == 0 } && scene.samples.contains { $0 != 0 })
+        #expect(throws: EarshotError.self) { try SceneGenerator.generate(seed: 3, durationSeconds: 20, sampleRate: rate, material: material, alertsPerMinute: -1) }
+    }
 }
