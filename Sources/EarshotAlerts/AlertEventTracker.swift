@@ -82,7 +82,8 @@ public struct AlertEventTracker {
             var state = states[index]
             switch state.phase {
             case .idle:
-                if p >= settings.onThreshold {
+                // Only the most likely class may begin: one sound, one announcement.
+                if p >= settings.onThreshold && p >= smoothed.max()! {
                     state.phase = .candidate(since: time)
                     state.lastHeard = time
                 }

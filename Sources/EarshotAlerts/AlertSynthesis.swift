@@ -163,20 +163,31 @@ public enum AlertSynthesis {
         }
 
         public var pattern: Pattern
+        /// 2.2–4.2 kHz piezo tones; 520 Hz for the low-frequency square-wave alarms NFPA 72
+        /// asks for where people sleep.
         public var frequencyHz: Double
+        /// A square wave (the low-frequency alarms) rather than a piezo's near-sine.
+        public var square: Bool
+        /// Beep and gap lengths as a share of the nominal (real alarms run fast or slow).
+        public var tempo: Double
         /// Odd harmonics of the piezo disc, relative level.
         public var harmonicLevel: Double
         /// Slow frequency wobble, as piezo drivers drift, in Hz.
         public var wobbleHz: Double
         public var seconds: Double
 
-        public init(pattern: Pattern, frequencyHz: Double, harmonicLevel: Double = 0.3, wobbleHz: Double = 0, seconds: Double) {
-            (self.pattern, self.frequencyHz, self.harmonicLevel, self.wobbleHz, self.seconds) = (pattern, frequencyHz, harmonicLevel, wobbleHz, seconds)
+        public init(pattern: Pattern, frequencyHz: Double, square: Bool = false, tempo: Double = 1, harmonicLevel: Double = 0.3,
+                    wobbleHz: Double = 0, seconds: Double) {
+            (self.pattern, self.frequencyHz, self.square, self.tempo, self.harmonicLevel, self.wobbleHz, self.seconds)
+                = (pattern, frequencyHz, square, tempo, harmonicLevel, wobbleHz, seconds)
         }
 
         static func random(using random: inout SeededRandom, seconds: Double) -> SmokeAlarmParameters {
-            SmokeAlarmParameters(
-                pattern: Pattern.allCases.randomElement(using: &random)!, frequencyHz: .random(in: 2600...3600, using: &random),
+            let pattern = Pattern.allCases.randomElement(using: &random)!
+            let lowFrequency = Double.random(in: 0..<1, using: &random) < 0.1
+            return SmokeAlarmParameters(
+                pattern: pattern, frequencyHz: lowFrequency ? .random(in: 500...540, using: &random) : .random(in: 2200...4200, using: &random),
+                square: lowFrequency, tempo: .random(in: 0.8...1.2, using: &random),
                 harmonicLevel: .random(in: 0...0.6, using: &random), wobbleHz: .random(in: 0...40, using: &random),
                 seconds: max(2, seconds * .random(in: 0.7...1, using: &random)))
         }
@@ -184,11 +195,15 @@ public enum AlertSynthesis {
         /// (start, length) of each beep in one cycle, and the cycle's length.
         var cycle: (beeps: [(Double, Double)], seconds: Double) {
             switch pattern {
-            case .temporalThree: ([(0, 0.5), (1, 0.5), (2, 0.5)], 4)
-            case .temporalFour: ([(0, 0.1), (0.2, 0.1), (0.4, 0.1), (0.6, 0.1)], 5.8)
-            case .chirp: ([(0, 0.06)], 1)
+            case .temporalThree: scaled([(0, 0.5), (1, 0.5), (2, 0.5)], 4)
+            case .temporalFour: scaled([(0, 0.1), (0.2, 0.1), (0.4, 0.1), (0.6, 0.1)], 5.8)
+            case .chirp: scaled([(0, 0.06)], 1)
             case .continuous: ([(0, seconds)], seconds)
             }
+        }
+
+        private func scaled(_ beeps: [(Double, Double)], _ cycle: Double) -> (beeps: [(Double, Double)], seconds: Double) {
+            (beeps.map { ($0.0 * tempo, $0.1 * tempo) }, cycle * tempo)
         }
     }
 
@@ -206,7 +221,12 @@ public enum AlertSynthesis {
                     let t = Double(first + n) / sampleRate
                     phase += 2 * Double.pi * (p.frequencyHz + p.wobbleHz * sin(2 * Double.pi * 3 * t)) / sampleRate
                     var tone = sin(phase)
-                    for k in [3.0, 5.0] where k * p.frequencyHz < sampleRate * 0.47 { tone += p.harmonicLevel / k * 2 * sin(k * phase) }
+                    if p.square {
+                        // Band-limited square wave: odd harmonics at 1/k.
+                        for k in stride(from: 3.0, through: 15, by: 2) where k * p.frequencyHz < sampleRate * 0.47 { tone += sin(k * phase) / k }
+                    } else {
+                        for k in [3.0, 5.0] where k * p.frequencyHz < sampleRate * 0.47 { tone += p.harmonicLevel / k * 2 * sin(k * phase) }
+                    }
                     let edge = min(1, Double(n) / ramp, Double(total - n) / ramp)
                     samples[first + n] = Float(tone * edge)
                 }
@@ -215,7 +235,7 @@ public enum AlertSynthesis {
         }
         return AlertSound(
             alertClass: .smokeAlarm, variant: p.pattern.rawValue,
-            description: String(format: "smoke/CO alarm, %@, %.0f Hz", p.pattern.rawValue, p.frequencyHz),
+            description: String(format: "smoke/CO alarm, %@, %.0f Hz%@", p.pattern.rawValue, p.frequencyHz, p.square ? " square" : ""),
             sampleRate: sampleRate, samples: normalized(samples))
     }
 

@@ -212,7 +212,9 @@ struct SuppressionStage: SpectralStage {
             } else {
                 // Speech presence given this frame alone, capped so the estimate cannot stall.
                 let posterior = power / max(noise, 1e-20)
-                var presence = 1 / (1 + (1 + presenceSNR) * expf(-posterior * presenceSNR / (1 + presenceSNR)))
+                // Beyond an exponent of 30 the probability is 1 to float precision: skip the exp.
+                let exponent = posterior * presenceSNR / (1 + presenceSNR)
+                var presence: Float = exponent > 30 ? 1 : 1 / (1 + (1 + presenceSNR) * expf(-exponent))
                 state.presence[k] = 0.9 * state.presence[k] + 0.1 * presence
                 if state.presence[k] > 0.99 { presence = min(presence, 0.99) }
                 let expected = (1 - presence) * power + presence * noise
@@ -259,6 +261,8 @@ struct SuppressionStage: SpectralStage {
 @inline(__always)
 func exponentialIntegral(_ x: Float) -> Float {
     let x = max(x, 1e-10)
+    // E₁(x) < 4·10⁻⁵ beyond 8, where it changes a gain e^(E₁/2) by under 2·10⁻⁵: not worth an exp.
+    if x > 8 { return 0 }
     if x <= 1 {
         let polynomial = -0.57721566 + x * (0.99999193 + x * (-0.24991055 + x * (0.05519968 + x * (-0.00976004 + x * 0.00107857))))
         return polynomial - logf(x)
