@@ -38,7 +38,7 @@ func separationReport(folder: String) throws {
         for label in labels {
             let range = Int(label.start * info.sampleRate)..<min(mix.count, Int(label.end * info.sampleRate))
             guard range.count > Int(0.3 * info.sampleRate) else { continue }
-            for i in max(0, range.lowerBound - Int(3 * info.sampleRate))..<min(mix.count, range.upperBound + Int(3 * info.sampleRate)) { inAlert[i] = true }
+            for i in max(0, range.lowerBound - Int(3 * info.sampleRate))..<min(mix.count, range.upperBound + Int(4 * info.sampleRate)) { inAlert[i] = true }
             let alertIn = energy(alert, range), restIn = energy(rest, range)
             guard alertIn > 0, restIn > 0 else { continue }
             rows.append(Row(

@@ -108,6 +108,8 @@ struct SuppressionStage: SpectralStage {
     /// The first channel's applied gains of its latest frames, for the probe channels.
     private var appliedGains: [Float] = []
     private var separation: [AlertSeparation] = []
+    /// Per channel, the state that follows the input less the alert while one sounds.
+    private var restChannels: [Channel] = []
 
     /// The a priori SNR speech is assumed to have when present, for its presence probability
     /// (7 dB; 15 dB in the original paper, lower measured better here).
@@ -122,6 +124,8 @@ struct SuppressionStage: SpectralStage {
         let presence: UnsafeMutableBufferPointer<Float>  // smoothed presence probability
         var frames = 0
         var processedFrames = 0
+        /// For a rest state: whether it has been following since the alert began.
+        var following = false
 
         init(bins: Int) {
             noise = .allocate(capacity: bins)
@@ -136,7 +140,16 @@ struct SuppressionStage: SpectralStage {
             presence.deallocate()
         }
 
+        func copy(from other: Channel) {
+            noise.update(fromContentsOf: other.noise)
+            cleanPower.update(fromContentsOf: other.cleanPower)
+            presence.update(fromContentsOf: other.presence)
+            frames = other.frames
+            following = true
+        }
+
         func reset() {
+            following = false
             noise.update(repeating: 0)
             cleanPower.update(repeating: 0)
             presence.update(repeating: 0)
@@ -163,6 +176,7 @@ struct SuppressionStage: SpectralStage {
         gains = [Float](repeating: 1, count: binCount)
         appliedGains = [Float](repeating: 1, count: probeChannels ? framesPerBlock * binCount : 0)
         separation = alertGate == nil ? [] : (0..<spec.channelCount).map { _ in AlertSeparation(bins: binCount) }
+        restChannels = alertGate == nil ? [] : (0..<spec.channelCount).map { _ in Channel(bins: binCount) }
         gainTaper = (0..<size).map { n in
             let distance = min(n, size - n)
             return distance >= gainTaps ? 0 : Float(0.5 + 0.5 * cos(Double.pi * Double(distance) / Double(gainTaps)))
@@ -170,7 +184,7 @@ struct SuppressionStage: SpectralStage {
     }
 
     mutating func reset() {
-        for channel in channels { channel.reset() }
+        for channel in channels + restChannels { channel.reset() }
         for i in separation.indices { separation[i].reset() }
     }
 
@@ -181,29 +195,18 @@ struct SuppressionStage: SpectralStage {
         return min(1, priori / (1 + priori) * expf(0.5 * exponentialIntegral(v)))
     }
 
-    mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel index: Int) {
-        let state = channels[index]
+    /// Updates `state` from this frame and leaves its gains in `gains`; with `alert`, from
+    /// the power of the input less the alert's share.
+    private mutating func estimateGains(spectrum: UnsafeMutableBufferPointer<Float>, state: Channel, training: Bool,
+                                        alert: UnsafeBufferPointer<Float>?) {
         let bins = spectrum.count / 2
-        let slot = (state.processedFrames % max(1, framesPerBlock)) * bins
-        state.processedFrames += 1
-        if probeChannels && index > 0 {
-            for k in 0..<bins {
-                spectrum[2 * k] *= appliedGains[slot + k]
-                spectrum[2 * k + 1] *= appliedGains[slot + k]
-            }
-            return
-        }
-        // The alert's share of each bin, while an alert sounds; the rest is what is suppressed.
-        let separating = !separation.isEmpty && separation[index].update(spectrum: spectrum, open: alertGate?.isOpen ?? false)
-        let training = state.frames < trainingFrames
-        state.frames += 1
         let weight = 1 / Float(min(state.frames, trainingFrames))
         let presenceSNR = Self.presenceSNR, alpha = Self.decisionDirected
         for k in 0..<bins {
             let re = spectrum[2 * k], im = spectrum[2 * k + 1]
             var power = re * re + im * im
-            if separating {
-                let rest = 1 - separation[index].mask[k]
+            if let alert {
+                let rest = 1 - alert[k]
                 power *= rest * rest
             }
             var noise = state.noise[k]
@@ -232,6 +235,37 @@ struct SuppressionStage: SpectralStage {
             let gain = min(1, max(floor, Self.logSpectralAmplitudeGain(priori: secondPriori, posterior: posteriorSNR)))
             state.cleanPower[k] = gain * gain * power
             gains[k] = gain
+        }
+    }
+
+    mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel index: Int) {
+        let state = channels[index]
+        let bins = spectrum.count / 2
+        let slot = (state.processedFrames % max(1, framesPerBlock)) * bins
+        state.processedFrames += 1
+        if probeChannels && index > 0 {
+            for k in 0..<bins {
+                spectrum[2 * k] *= appliedGains[slot + k]
+                spectrum[2 * k + 1] *= appliedGains[slot + k]
+            }
+            return
+        }
+        // The alert's share of each bin, while an alert sounds. The suppressor's own state always
+        // follows the whole input, so once the alert has gone its output is exactly what it
+        // would have been; while it sounds, a copy of that state follows the rest alone (the
+        // input less the alert), and the rest's gains come from the copy.
+        let separating = !separation.isEmpty && separation[index].update(spectrum: spectrum, open: alertGate?.isOpen ?? false)
+        let training = state.frames < trainingFrames
+        state.frames += 1
+        estimateGains(spectrum: spectrum, state: state, training: training, alert: nil)
+        if separating {
+            let rest = restChannels[index]
+            if !rest.following { rest.copy(from: state) }
+            separation[index].mask.withUnsafeBufferPointer { mask in
+                estimateGains(spectrum: spectrum, state: rest, training: training, alert: mask)
+            }
+        } else if !restChannels.isEmpty {
+            restChannels[index].following = false
         }
         // Real, zero-phase gains → impulse response → taper → gains of a short linear filter.
         let transform = gainTransform!
