@@ -58,4 +58,27 @@ import Testing
         #expect(closed[0] == none[0])
         #expect(closed[1] == closed[0])
     }
+
+    /// An alert comes and goes: once the gate has closed and the mask faded, the output is the
+    /// enhancement's alone again, sample for sample.
+    @Test func afterAnAlertTheOutputIsTheEnhancementsAgain() throws {
+        let count = Int(4 * rate)
+        let tone = (0..<count).map { n in (16_000..<32_000).contains(n) ? Float(0.05 * sin(2 * Double.pi * 3100 * Double(n) / rate)) : 0 }
+        let mix = zip(noise(count: count, seed: 5, amplitude: 0.1), tone).map { $0 + $1 }
+        let gate = AlertGate()
+        var separating = try NoiseSuppressor(alertGate: gate)
+        var plain = try NoiseSuppressor()
+        try separating.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 160, channelCount: 1))
+        try plain.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 160, channelCount: 1))
+        let a = AudioBuffer(channels: [mix]), b = AudioBuffer(channels: [mix])
+        for start in stride(from: 0, to: count, by: 160) {
+            gate.isOpen = (16_000..<33_600).contains(start)
+            var x = a.block().frames(from: start, count: 160), y = b.block().frames(from: start, count: 160)
+            separating.process(&x)
+            plain.process(&y)
+        }
+        let separated = a.toArrays()[0], reference = b.toArrays()[0]
+        #expect(separated[20_000..<30_000] != reference[20_000..<30_000], "the alert was let through")
+        #expect(separated[36_000...] == reference[36_000...], "and afterwards nothing differs")
+    }
 }
