@@ -59,6 +59,10 @@ public struct AlertEventTracker {
     /// The smoothed probability of each class after the latest decision (background first).
     public func probability(of index: Int) -> Float { smoothed[index] }
 
+    private var isAnnounced: Bool {
+        states.contains { if case .active = $0.phase { return true } else { return false } }
+    }
+
     /// Whether any alert is announced or about to be.
     public var isAlerting: Bool {
         states.contains { if case .idle = $0.phase { return false } else { return true } }
@@ -82,8 +86,9 @@ public struct AlertEventTracker {
             var state = states[index]
             switch state.phase {
             case .idle:
-                // Only the most likely class may begin: one sound, one announcement.
-                if p >= settings.onThreshold && p >= smoothed.max()! {
+                // Only the most likely class may begin, and not while another is announced:
+                // one sound, one announcement (a smoke alarm's warble is not also a siren).
+                if p >= settings.onThreshold && p >= smoothed.max()! && !isAnnounced {
                     state.phase = .candidate(since: time)
                     state.lastHeard = time
                 }
