@@ -60,7 +60,7 @@ func separationReport(folder: String) throws {
         guard !subset.isEmpty else { continue }
         let within = Double(subset.filter { abs($0.keptWith) <= 1 }.count) / Double(subset.count)
         let withinWithout = Double(subset.filter { abs($0.keptWithout) <= 1 }.count) / Double(subset.count)
-        print(String(format: "  %-12@  %6d  %15.2f  %13.2f  %16.2f  %14.2f  %.2f / %.2f", alertClass, subset.count,
+        print("  " + alertClass.padding(toLength: 12, withPad: " ", startingAt: 0) + String(format: "  %6d  %15.2f  %13.2f  %16.2f  %14.2f  %.2f / %.2f", subset.count,
                      median(subset.map(\.keptWith)), median(subset.map(\.keptWithout)),
                      median(subset.map(\.noiseWith)), median(subset.map(\.noiseWithout)), within, withinWithout))
     }
