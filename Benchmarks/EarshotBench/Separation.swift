@@ -25,30 +25,24 @@ func separationReport(folder: String) throws {
         let (info, mixBuffer) = try AudioFile.read(path: stem + ".wav")
         let (_, alertBuffer) = try AudioFile.read(path: stem + ".alerts.wav")
         let mix = mixBuffer.toArrays()[0], alert = alertBuffer.toArrays()[0]
-        let rest = zip(mix, alert).map { $0 - $1 }
-        func run(separate: Bool, enhanceOnly: Bool = false) throws -> [[Float]] {
-            var chain = try ListeningChain(detector: enhanceOnly ? nil : network, separate: separate, probeChannels: true, maximumOutputDBFS: nil)
-            let sink = MemorySink(channelCount: 3)
-            try Runner(blockFrames: 1024).run(source: MemorySource(channels: [mix, alert, rest], sampleRate: info.sampleRate), chain: &chain, sink: sink)
-            return sink.channels
+        func run(separate: Bool, enhanceOnly: Bool = false) throws -> AlertProbe {
+            try AlertProbe(mix: mix, alerts: alert, sampleRate: info.sampleRate, network: enhanceOnly ? nil : network, separate: separate, blockFrames: 1024)
         }
         let with = try run(separate: true), without = try run(separate: false), plain = try run(separate: false, enhanceOnly: true)
-        func energy(_ x: [Float], _ range: Range<Int>) -> Double { x[range].reduce(0.0) { $0 + Double($1) * Double($1) } }
         var inAlert = [Bool](repeating: false, count: mix.count)
         for label in labels {
             let range = Int(label.start * info.sampleRate)..<min(mix.count, Int(label.end * info.sampleRate))
-            guard range.count > Int(0.3 * info.sampleRate) else { continue }
+            // Alerts under 0.3 s, or cut off before they sound, say nothing about preservation.
+            guard range.count > Int(0.3 * info.sampleRate), with.alertChangeDB(over: range).isFinite else { continue }
             for i in max(0, range.lowerBound - Int(3 * info.sampleRate))..<min(mix.count, range.upperBound + Int(4 * info.sampleRate)) { inAlert[i] = true }
-            let alertIn = energy(alert, range), restIn = energy(rest, range)
-            guard alertIn > 0, restIn > 0 else { continue }
             rows.append(Row(
                 alertClass: label.alertClass, snr: label.snr,
-                keptWith: 10 * log10(energy(with[1], range) / alertIn), keptWithout: 10 * log10(energy(without[1], range) / alertIn),
-                noiseWith: 10 * log10(energy(with[2], range) / restIn), noiseWithout: 10 * log10(energy(without[2], range) / restIn)))
+                keptWith: with.alertChangeDB(over: range), keptWithout: without.alertChangeDB(over: range),
+                noiseWith: with.restChangeDB(over: range), noiseWithout: without.restChangeDB(over: range)))
         }
         // Far from every alert, the chain must give the enhancement's output exactly.
         for i in mix.indices where !inAlert[i] {
-            quietDifference = max(quietDifference, abs(with[0][i] - plain[0][i]))
+            quietDifference = max(quietDifference, abs(with.output[0][i] - plain.output[0][i]))
             quietSamples += 1
         }
     }

@@ -20,8 +20,6 @@ public final class AlertDetector: AudioProcessor {
     private var probabilities = [Float](repeating: 0, count: AlertNetwork.classes.count)
     private var changes: [AlertEventTracker.Change] = []
     private var changeCount = 0
-    /// Changes that did not fit before the owner collected them (none, if it collects each block).
-    public private(set) var droppedChanges = 0
 
     /// The channel listened to; nil mixes them all.
     public let channel: Int?
@@ -94,14 +92,10 @@ public final class AlertDetector: AudioProcessor {
     }
 
     private func record(_ change: AlertEventTracker.Change) {
-        guard changeCount < changes.count else { droppedChanges += 1; return }
+        // 64 changes between collections: an owner that collects every block never fills it.
+        guard changeCount < changes.count else { return }
         changes[changeCount] = change
         changeCount += 1
-    }
-
-    /// The smoothed probability of `alertClass` after the latest decision.
-    public func probability(of alertClass: AlertClass) -> Float {
-        tracker.probability(of: AlertClass.allCases.firstIndex(of: alertClass)! + 1)
     }
 
     /// Hands over the events that began or ended since the last call (off the audio path).

@@ -34,7 +34,11 @@ public struct AlertEventTracker {
         case ended(AlertEvent)
     }
 
-    private enum Phase { case idle, candidate(since: Double), active }
+    private enum Phase {
+        case idle, candidate(since: Double), active
+        var isIdle: Bool { if case .idle = self { true } else { false } }
+        var isActive: Bool { if case .active = self { true } else { false } }
+    }
 
     private struct ClassState {
         var phase = Phase.idle
@@ -56,17 +60,10 @@ public struct AlertEventTracker {
         smoothed = [Float](repeating: 0, count: AlertNetwork.classes.count)
     }
 
-    /// The smoothed probability of each class after the latest decision (background first).
-    public func probability(of index: Int) -> Float { smoothed[index] }
-
-    private var isAnnounced: Bool {
-        states.contains { if case .active = $0.phase { return true } else { return false } }
-    }
+    private var isAnnounced: Bool { states.contains { $0.phase.isActive } }
 
     /// Whether any alert is announced or about to be.
-    public var isAlerting: Bool {
-        states.contains { if case .idle = $0.phase { return false } else { return true } }
-    }
+    public var isAlerting: Bool { states.contains { !$0.phase.isIdle } }
 
     /// One decision at `time` seconds (the end of the window it saw); `report` hears every
     /// event that begins or ends.
@@ -118,7 +115,7 @@ public struct AlertEventTracker {
     /// Ends every event still going, at `time` (the end of the input).
     public mutating func finish(at time: Double, report: (Change) -> Void) {
         for index in states.indices {
-            if case .active = states[index].phase {
+            if states[index].phase.isActive {
                 states[index].event.end = min(time, states[index].lastHeard)
                 report(.ended(states[index].event))
             }

@@ -29,6 +29,8 @@ public struct AlertFeatures {
     private var newest = -1
     /// Frames computed since the start.
     public private(set) var frameCount = 0
+    /// Samples of the next frame already fed.
+    private var pendingSamples = 0
 
     public init() {
         analyzer = STFTAnalyzer(configuration: STFTConfiguration(frameSize: Self.frameSize, hop: Self.hop, analysis: .hann))
@@ -61,8 +63,6 @@ public struct AlertFeatures {
             if completed { onFrame(&self) }
         }
     }
-
-    private var pendingSamples = 0
 
     private mutating func record(_ fft: RealFFT) {
         let bins = fft.binCount

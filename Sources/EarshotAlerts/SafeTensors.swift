@@ -42,8 +42,13 @@ public struct SafeTensors: Sendable {
                 throw bad("tensor \(key) lacks dtype, shape or data_offsets")
             }
             guard dtype == "F32" else { throw bad("tensor \(key) is \(dtype); only F32 is read") }
-            let count = shape.reduce(1, *)
-            guard shape.allSatisfy({ $0 >= 0 }), offsets[0] >= 0, offsets[1] <= bytes, offsets[1] - offsets[0] == 4 * count else {
+            // Counted with overflow checks: a hostile shape must not trap.
+            let count = shape.reduce(Optional(1)) { total, size in
+                guard let total, size >= 0 else { return nil }
+                let (product, overflow) = total.multipliedReportingOverflow(by: size)
+                return overflow || product > bytes ? nil : product
+            }
+            guard let count, offsets[0] >= 0, offsets[0] <= offsets[1], offsets[1] <= bytes, offsets[1] - offsets[0] == 4 * count else {
                 throw bad("tensor \(key)'s byte range does not match its shape")
             }
             var values = [Float](repeating: 0, count: count)

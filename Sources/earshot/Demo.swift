@@ -55,47 +55,38 @@ struct Demo: ParsableCommand {
         // The mix as a recording; its alert and the rest ride along as probe channels.
         let (info, buffer) = try AudioFile.read(path: path)
         let mix = buffer.toArrays()[0]
-        let rest = zip(mix, generated.alerts).map { $0 - $1 }
         let network = try AlertNetwork.bundled()
         if format == .text {
             print("Earshot \(Earshot.version) demo — scene seed \(seed): \(String(format: "%.0f", info.durationSeconds)) s at \(Int(rate)) Hz; chain: alert detector → noise suppressor with alert separation")
             print("Heard as it played:")
         }
         var events: [AlertEvent] = []
-        func run(separate: Bool, narrate: Bool) throws -> (channels: [[Float]], latency: Int) {
-            var chain = try ListeningChain(detector: network, separate: separate, probeChannels: true, maximumOutputDBFS: nil)
-            let detector = chain.detector!
-            func heard(_ change: AlertEventTracker.Change) {
-                guard narrate else { return }
-                switch change {
-                case .began(let event) where format == .text:
-                    print(String(format: "  %6.2f s  %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
-                case .ended(let event): events.append(event)
-                default: break
-                }
+        func heard(_ change: AlertEventTracker.Change) {
+            switch change {
+            case .began(let event) where format == .text:
+                print(String(format: "  %6.2f s  %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
+            case .ended(let event): events.append(event)
+            default: break
             }
-            let sink = MemorySink(channelCount: 3)
-            let report = try Runner(blockFrames: 256, progress: { _ in detector.takeChanges(heard) })
-                .run(source: MemorySource(channels: [mix, generated.alerts, rest], sampleRate: rate), chain: &chain, sink: sink)
-            detector.finish(heard)
-            return (sink.channels, report.latencySamples)
         }
-        let with = try run(separate: true, narrate: true)
-        let without = try run(separate: false, narrate: false)
+        var detector: AlertDetector?
+        let with = try AlertProbe(mix: mix, alerts: generated.alerts, sampleRate: rate, network: network, separate: true) {
+            detector = $0
+            $0.takeChanges(heard)
+        }
+        detector?.finish(heard)
+        let without = try AlertProbe(mix: mix, alerts: generated.alerts, sampleRate: rate, network: network, separate: false)
 
-        func energy(_ x: [Float], _ range: Range<Int>) -> Double { x[range].reduce(0.0) { $0 + Double($1) * Double($1) } }
         let alerts = generated.labels.map { label -> Alert in
             let range = Int(label.start * rate)..<min(mix.count, Int(label.end * rate))
-            let alertIn = energy(generated.alerts, range), restIn = energy(rest, range)
             return Alert(
                 alertClass: label.alertClass.rawValue, start: label.start, end: label.end, snr: label.snrDB,
                 detected: events.contains { $0.alertClass == label.alertClass && $0.start <= label.end + 1 && $0.end >= label.start },
-                keptDB: 10 * log10(energy(with.channels[1], range) / alertIn),
-                keptWithoutSeparatorDB: 10 * log10(energy(without.channels[1], range) / alertIn),
-                restDB: 10 * log10(energy(with.channels[2], range) / restIn))
+                keptDB: with.alertChangeDB(over: range), keptWithoutSeparatorDB: without.alertChangeDB(over: range),
+                restDB: with.restChangeDB(over: range))
         }
         let result = Report(
-            scenePath: scene, sampleRate: rate, durationSeconds: info.durationSeconds, latencySamples: with.latency, alerts: alerts,
+            scenePath: scene, sampleRate: rate, durationSeconds: info.durationSeconds, latencySamples: with.latencySamples, alerts: alerts,
             events: events.map { .init(alertClass: $0.alertClass.rawValue, start: $0.start, end: $0.end, confidence: $0.confidence) })
         if format == .json {
             try Terminal.printJSON(result)
@@ -109,7 +100,7 @@ struct Demo: ParsableCommand {
                   + String(format: "  %+5.1f dB  %@  %+6.1f dB   %+6.1f dB          %+6.1f dB",
                            alert.snr, alert.detected ? "yes     " : "no      ", alert.keptDB, alert.keptWithoutSeparatorDB, alert.restDB))
         }
-        print(String(format: "Chain delay %.1f ms. Try: earshot listen scene.wav -o out.wav --events events.jsonl", Double(with.latency) / rate * 1000))
+        print(String(format: "Chain delay %.1f ms. Try: earshot listen scene.wav -o out.wav --events events.jsonl", Double(with.latencySamples) / rate * 1000))
         if let scene { print("Scene kept at \(scene)") }
     }
 }

@@ -23,7 +23,6 @@ struct Detect: ParsableCommand {
 
     func run() throws {
         let reader = try AudioFileReader(path: input)
-        guard reader.info.frameCount > 0 else { throw EarshotError.invalidArgument("\(input) holds no audio") }
         let source: AudioSource = reader.sampleRate == AlertFeatures.sampleRate
             ? reader : try ResampledSource(reader, sampleRate: AlertFeatures.sampleRate)
         let detector = AlertDetector(network: try AlertNetwork.bundled())

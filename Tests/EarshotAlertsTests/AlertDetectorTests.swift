@@ -133,6 +133,9 @@ struct ParityFixture: Decodable {
         #expect(try model.tensor("x", shape: [4]) == [0, 0, 0, 0])
         #expect(throws: EarshotError.self) { try model.tensor("x", shape: [2, 2]) }
         #expect(throws: EarshotError.self) { try AlertNetwork(model) }
+        // A shape whose size overflows is refused, not trapped on.
+        let huge = Data("{\"x\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,4],\"data_offsets\":[0,16]}}".utf8)
+        #expect(throws: EarshotError.self) { try SafeTensors(data: Data([UInt8(huge.count), 0, 0, 0, 0, 0, 0, 0]) + huge + Data(count: 16)) }
         header = Data("{\"x\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}".utf8)
         #expect(throws: EarshotError.self) { try SafeTensors(data: Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 8)) }
     }
