@@ -1,9 +1,17 @@
-"""Train the alert detector and export it for Earshot.
+"""Train the alert detector on real audio and export it for Earshot.
 
-Reads the scenes written by make_dataset.py, trains a small CNN on 1 s windows of log-mel and
-tonality features (features.py), folds batch normalisation into the convolutions, and writes
-  Sources/EarshotAlerts/Resources/AlertDetector.safetensors   (weights, float32)
-  Tests/EarshotAlertsTests/Fixtures/detector_parity.json       (inputs and outputs for Swift)
+Reads the clips written by make_realset.py (training split; the development split only judges),
+trains a small CNN on 1 s windows of log-mel and tonality features (features.py), then:
+  1. mines hard negatives: scores every alert-free window of the training clips and trains on
+     with the ones the network would call alerts oversampled;
+  2. calibrates: one temperature fitted on the development windows (folded into the last layer,
+     so Swift's softmax gives calibrated probabilities) and reports the expected calibration error;
+  3. picks the operating point: per class, the lowest on-threshold at which the event tracker
+     (the same rules as AlertEventTracker.swift) stays under its share of one false alarm per hour
+     on the development clips;
+  4. folds batch normalisation into the convolutions and writes
+     Sources/EarshotAlerts/Resources/AlertDetector.safetensors  (weights, float32; thresholds in metadata)
+     Tests/EarshotAlertsTests/Fixtures/detector_parity.json      (inputs and outputs for Swift)
 """
 import argparse
 import glob
@@ -12,7 +20,6 @@ import os
 import time
 
 import numpy as np
-import soundfile as sf
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -23,14 +30,16 @@ import features as feat
 IGNORE = -100
 CHANNELS = [2, 16, 32, 48, 64]
 POOLED = 3  # the first three convolutions are followed by 2x2 max pooling
+ALERT_CLASSES = feat.CLASSES[1:]
 
 
 class AlertNet(nn.Module):
-    def __init__(self):
+    def __init__(self, channels=CHANNELS):
         super().__init__()
-        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(CHANNELS, CHANNELS[1:]))
-        self.norms = nn.ModuleList(nn.BatchNorm2d(b) for b in CHANNELS[1:])
-        self.head = nn.Linear(2 * CHANNELS[-1], len(feat.CLASSES))
+        self.channels = channels
+        self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(channels, channels[1:]))
+        self.norms = nn.ModuleList(nn.BatchNorm2d(b) for b in channels[1:])
+        self.head = nn.Linear(2 * channels[-1], len(feat.CLASSES))
 
     def forward(self, x):  # (batch, 2, WINDOW, MELS) -> logits
         for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):
@@ -47,7 +56,8 @@ class Folded(nn.Module):
         self.t = tensors
 
     def forward(self, x):
-        for i in range(len(CHANNELS) - 1):
+        layers = sum(1 for k in self.t if k.startswith("conv") and k.endswith(".weight"))
+        for i in range(layers):
             x = F.relu(F.conv2d(x, self.t[f"conv{i}.weight"], self.t[f"conv{i}.bias"], padding=1))
             if i < POOLED:
                 x = F.max_pool2d(x, 2)
@@ -55,81 +65,173 @@ class Folded(nn.Module):
         return F.linear(x, self.t["head.weight"], self.t["head.bias"])
 
 
-def fold(model):
+def fold(model, temperature=1.0):
     tensors = {}
     for i, (conv, norm) in enumerate(zip(model.convs, model.norms)):
         scale = norm.weight / torch.sqrt(norm.running_var + norm.eps)
         tensors[f"conv{i}.weight"] = (conv.weight * scale[:, None, None, None]).detach().contiguous()
         tensors[f"conv{i}.bias"] = ((conv.bias - norm.running_mean) * scale + norm.bias).detach().contiguous()
-    tensors["head.weight"] = model.head.weight.detach().contiguous()
-    tensors["head.bias"] = model.head.bias.detach().contiguous()
+    tensors["head.weight"] = (model.head.weight / temperature).detach().contiguous()
+    tensors["head.bias"] = (model.head.bias / temperature).detach().contiguous()
     return tensors
 
 
-def frame_targets(stem, frame_count):
-    """Per frame: class index where the alert is sounding, IGNORE inside a label's span where it
-    is not (a pause in a temporal pattern, a fading tail), 0 elsewhere."""
-    labels = json.load(open(stem + ".json"))
-    alerts, _ = sf.read(stem + ".alerts.wav", dtype="float64")
-    hop, frame = feat.HOP, feat.FRAME
-    squares = np.concatenate([[0], np.cumsum(feat.padded(alerts) ** 2)])
-    starts = np.arange(frame_count) * hop
-    energy = squares[np.minimum(starts + frame, len(squares) - 1)] - squares[starts]
-    targets = np.zeros(frame_count, np.int64)
-    ends = (np.arange(frame_count) + 1) * hop / feat.SAMPLE_RATE  # when each frame is complete
-    for label in labels:
-        inside = (ends >= label["start"]) & (ends <= label["end"] + 0.1)
-        if not inside.any():
-            continue
-        loud = energy >= energy[inside].max() * 1e-3
-        targets[inside] = IGNORE
-        targets[inside & loud] = feat.CLASSES.index(label["class"])
-    return targets
+def warm_start(model, path):
+    """Loads exported (folded) weights: each convolution takes them whole, its batch norm starts
+    as the identity."""
+    from safetensors.torch import load_file
+    t = load_file(path)
+    with torch.no_grad():
+        for i, (conv, norm) in enumerate(zip(model.convs, model.norms)):
+            conv.weight.copy_(t[f"conv{i}.weight"])
+            conv.bias.copy_(t[f"conv{i}.bias"])
+            norm.weight.fill_(1)
+            norm.bias.zero_()
+            norm.running_mean.zero_()
+            norm.running_var.fill_(1 - norm.eps)
+        model.head.weight.copy_(t["head.weight"])
+        model.head.bias.copy_(t["head.bias"])
 
 
-def window_targets(frames_target, ends):
-    """A window is its alert's class when the alert sounds in at least a fifth of its newest
-    0.5 s; background when nothing sounds or is labelled anywhere in it; otherwise ignored."""
-    out = np.empty(len(ends), np.int64)
+# --- data ---------------------------------------------------------------------------------
+
+def window_targets(targets, ends):
+    """targets: (clips, frames) per-frame classes. A window is its alert's class when the alert
+    sounds in at least a fifth of its newest 0.5 s; background when nothing sounds or is present
+    anywhere in it; otherwise ignored. Returns (clips, len(ends))."""
     half = feat.WINDOW // 2
+    out = np.full((len(targets), len(ends)), IGNORE, np.int64)
     for j, end in enumerate(ends):
-        recent = frames_target[end - half + 1:end + 1]
-        whole = frames_target[end - feat.WINDOW + 1:end + 1]
-        positive = recent[recent > 0]
-        if len(positive) >= 0.2 * half:
-            out[j] = np.bincount(positive).argmax()
-        elif np.all(whole == 0):
-            out[j] = 0
-        else:
-            out[j] = IGNORE
+        recent = targets[:, end - half + 1:end + 1]
+        whole = targets[:, end - feat.WINDOW + 1:end + 1]
+        positive = recent > 0
+        count = positive.sum(axis=1)
+        klass = np.where(positive, recent, 0).max(axis=1)  # one alert per clip
+        out[:, j] = np.where(count >= 0.2 * half, klass, np.where((whole == 0).all(axis=1), 0, IGNORE))
     return out
 
 
-def load_split(folder, stride):
-    frames, targets, index = [], [], []
-    for k, stem in enumerate(sorted(p[:-5] for p in glob.glob(os.path.join(folder, "*.json")))):
-        cache = stem + ".features.npy"
-        if os.path.exists(cache):
-            f = np.load(cache)
-        else:
-            x, rate = sf.read(stem + ".wav", dtype="float64")
-            assert rate == feat.SAMPLE_RATE
-            f = feat.frame_features(x)
-            np.save(cache, f)
-        ends = np.arange(feat.WINDOW - 1, len(f), stride)
-        t = window_targets(frame_targets(stem, len(f)), ends)
-        keep = t != IGNORE
-        frames.append(f)
-        targets.append(t[keep])
-        index.append(np.stack([np.full(keep.sum(), k), ends[keep]], axis=1))
-    return frames, np.concatenate(targets), np.concatenate(index)
+def load(folder):
+    shards = sorted(glob.glob(os.path.join(folder, "shard*.npz")))
+    if not shards:
+        raise SystemExit(f"no clips in {folder}: run make_realset.py first")
+    parts = [np.load(p) for p in shards]
+    frames = np.concatenate([p["frames"] for p in parts])
+    targets = np.concatenate([p["targets"] for p in parts])
+    kinds = np.concatenate([p["kinds"] for p in parts])
+    return frames, targets, kinds
 
 
-def batch_inputs(frames, index):
-    out = np.empty((len(index), 2, feat.WINDOW, feat.MELS), np.float32)
-    for j, (k, end) in enumerate(index):
-        out[j] = feat.window_input(frames[k], end)
-    return torch.from_numpy(out)
+def inputs(frames, clip, end):
+    """(batch, 2, WINDOW, MELS) float32 network inputs for windows ending at frame `end` of `clip`."""
+    offsets = np.arange(-feat.WINDOW + 1, 1)
+    w = frames[clip[:, None], end[:, None] + offsets[None, :]].astype(np.float32)  # (b, W, 2, M)
+    logmel = w[:, :, 0] - w[:, :, 0].mean(axis=1, keepdims=True)
+    return torch.from_numpy(np.ascontiguousarray(np.stack([logmel, w[:, :, 1]], axis=1)))
+
+
+def probabilities(model, frames, clip, end, temperature=1.0, batch=2048):
+    model.eval()
+    out = []
+    with torch.no_grad():
+        for i in range(0, len(clip), batch):
+            out.append(F.softmax(model(inputs(frames, clip[i:i + batch], end[i:i + batch])) / temperature, dim=1).numpy())
+    return np.concatenate(out) if out else np.zeros((0, len(feat.CLASSES)), np.float32)
+
+
+# --- the event tracker, as AlertEventTracker.swift ------------------------------------------
+
+def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, step=0.1):
+    """decisions: (T, classes) probabilities 0.1 s apart; returns [(class index, start time)]."""
+    events = []
+    phase = ["idle"] * len(ALERT_CLASSES)
+    since = [0.0] * len(ALERT_CLASSES)
+    heard = [0.0] * len(ALERT_CLASSES)
+    for t in range(len(decisions)):
+        now = (t + 1) * step
+        smoothed = decisions[max(0, t - smoothing + 1):t + 1].mean(axis=0)
+        for k in range(len(ALERT_CLASSES)):
+            p, on = smoothed[k + 1], thresholds[k]
+            announced = any(ph == "active" for ph in phase)
+            if phase[k] == "idle":
+                if p >= on and p >= smoothed.max() and not announced:
+                    phase[k], since[k], heard[k] = "candidate", now, now
+            elif phase[k] == "candidate":
+                if p < on:
+                    phase[k] = "idle"
+                elif now - since[k] >= minimum - 1e-9:
+                    phase[k], heard[k] = "active", now
+                    events.append((k + 1, now))
+            elif p >= min(off, on):
+                heard[k] = now
+            elif now - heard[k] > hold:
+                phase[k] = "idle"
+    return events
+
+
+def clip_decisions(model, frames, temperature):
+    """Per clip, the decisions every 5 frames once a whole window is heard: (clips, T, classes)."""
+    ends = np.arange(feat.WINDOW - 1, frames.shape[1], feat.STRIDE)
+    clip = np.repeat(np.arange(len(frames)), len(ends))
+    end = np.tile(ends, len(frames))
+    return probabilities(model, frames, clip, end, temperature).reshape(len(frames), len(ends), -1), ends
+
+
+def operating_point(decisions, ends, targets, budget_per_hour=1.0):
+    """Per class, the lowest on-threshold whose false alarms (events of that class in clips
+    without it) stay within the class's share of `budget_per_hour`; and what it gives."""
+    klass = targets.max(axis=1)  # the clip's alert class, 0 for none
+    seconds = len(targets) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE
+    grid = np.round(np.arange(0.5, 0.995, 0.01), 3)
+    share = budget_per_hour / len(ALERT_CLASSES)
+    chosen, report = [], {}
+    for k in range(1, len(feat.CLASSES)):
+        best = None
+        for threshold in grid:
+            thresholds = [1.01] * len(ALERT_CLASSES)
+            thresholds[k - 1] = threshold
+            false, hit, total = 0, 0, 0
+            for c in range(len(decisions)):
+                events = track(decisions[c], thresholds)
+                if klass[c] == k:
+                    total += 1
+                    hit += any(e == k for e, _ in events)
+                else:
+                    false += sum(1 for e, _ in events if e == k)
+            rate = false / (seconds / 3600)
+            if rate <= share:
+                best = (float(threshold), hit / max(1, total), rate)
+                break
+        best = best or (0.99, float("nan"), float("nan"))
+        chosen.append(best[0])
+        report[feat.CLASSES[k]] = {"threshold": best[0], "clip recall": round(best[1], 3), "false per hour": round(best[2], 2)}
+    return chosen, report
+
+
+def expected_calibration_error(p, y, bins=10):
+    confidence, correct = p.max(axis=1), (p.argmax(axis=1) == y).astype(float)
+    edges = np.linspace(0, 1, bins + 1)
+    ece, rows = 0.0, []
+    for lo, hi in zip(edges, edges[1:]):
+        inside = (confidence > lo) & (confidence <= hi)
+        if inside.any():
+            ece += inside.mean() * abs(confidence[inside].mean() - correct[inside].mean())
+            rows.append((round(lo, 1), round(float(confidence[inside].mean()), 3), round(float(correct[inside].mean()), 3), int(inside.sum())))
+    return ece, rows
+
+
+def fit_temperature(logits, y):
+    t = torch.zeros(1, requires_grad=True)
+    optimiser = torch.optim.LBFGS([t], lr=0.1, max_iter=100)
+    logits, y = torch.from_numpy(logits), torch.from_numpy(y)
+
+    def closure():
+        optimiser.zero_grad()
+        loss = F.cross_entropy(logits / torch.exp(t), y)
+        loss.backward()
+        return loss
+    optimiser.step(closure)
+    return float(torch.exp(t))
 
 
 def parity_signal(sample_count):
@@ -145,80 +247,138 @@ def parity_signal(sample_count):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--data", default="training/data")
-    parser.add_argument("--epochs", type=int, default=12)
-    parser.add_argument("--stride", type=int, default=10, help="frames between training windows")
+    parser.add_argument("--train", default="training/data/real-train")
+    parser.add_argument("--dev", default="training/data/real-dev")
+    parser.add_argument("--epochs", type=int, default=14)
+    parser.add_argument("--mine-after", type=int, default=8, help="epochs before hard negatives are mined")
+    parser.add_argument("--windows", type=int, default=100_000, help="training windows per epoch")
+    parser.add_argument("--channels", default=",".join(map(str, CHANNELS)))
+    parser.add_argument("--init", default=None,
+                        help="start from an exported detector (safetensors) of the same shape instead of at random")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--checkpoint", default="training/data/checkpoint.pt")
     parser.add_argument("--weights", default="Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
     parser.add_argument("--parity", default="Tests/EarshotAlertsTests/Fixtures/detector_parity.json")
+    parser.add_argument("--report", default="training/REPORT.json")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
+    torch.set_num_threads(os.cpu_count() or 2)
     rng = np.random.default_rng(args.seed)
 
-    train_frames, train_y, train_index = load_split(os.path.join(args.data, "train"), args.stride)
-    valid_frames, valid_y, valid_index = load_split(os.path.join(args.data, "valid"), feat.STRIDE * 2)
+    frames, targets, _ = load(args.train)
+    dev_frames, dev_targets, _ = load(args.dev)
+    ends = np.arange(feat.WINDOW - 1, frames.shape[1], 5)
+    y = window_targets(targets, ends)
+    clip_index, end_index = np.nonzero(y != IGNORE)
+    train_y = y[clip_index, end_index]
+    train_clip, train_end = clip_index, ends[end_index]
+    dev_y_all = window_targets(dev_targets, ends)
+    dc, de = np.nonzero(dev_y_all != IGNORE)
+    dev_y, dev_clip, dev_end = dev_y_all[dc, de], dc, ends[de]
     counts = np.bincount(train_y, minlength=len(feat.CLASSES))
-    print("training windows per class:", dict(zip(feat.CLASSES, counts.tolist())))
+    print(f"{len(frames)} training clips, {len(dev_frames)} development clips; training windows per class:",
+          dict(zip(feat.CLASSES, counts.tolist())), flush=True)
     weights = torch.tensor((counts.sum() / np.maximum(counts, 1) / len(counts)) ** 0.5, dtype=torch.float32)
 
-    model = AlertNet()
+    model = AlertNet([int(c) for c in args.channels.split(",")])
+    if args.init:
+        warm_start(model, args.init)
     optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-3)
-    batch = 128
-    steps = args.epochs * (len(train_y) // batch)
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=steps)
-    for epoch in range(args.epochs):
+    batch = 256
+    steps_per_epoch = args.windows // batch
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=args.epochs * steps_per_epoch)
+    start_epoch, hard = 0, None
+    if os.path.exists(args.checkpoint):
+        state = torch.load(args.checkpoint, weights_only=False)
+        model.load_state_dict(state["model"])
+        optimiser.load_state_dict(state["optimiser"])
+        schedule.load_state_dict(state["schedule"])
+        start_epoch, hard = state["epoch"], state["hard"]
+        print(f"resumed after epoch {start_epoch}", flush=True)
+    negatives = np.nonzero(train_y == 0)[0]
+    for epoch in range(start_epoch, args.epochs):
+        if epoch == args.mine_after and hard is None:
+            # Hard negatives: the alert-free windows the network calls alerts most readily.
+            started = time.time()
+            p = probabilities(model, frames, train_clip[negatives], train_end[negatives])
+            score = 1 - p[:, 0]
+            hard = negatives[np.argsort(-score)[:max(1, len(negatives) // 20)]]
+            print(f"mined {len(hard)} hard negatives of {len(negatives)} (their alert probability "
+                  f"{score.max():.3f}…{np.sort(score)[-len(hard)]:.3f}; {time.time() - started:.0f} s)", flush=True)
         model.train()
-        order = rng.permutation(len(train_y))
         started, total = time.time(), 0.0
-        for b in range(len(train_y) // batch):
-            pick = order[b * batch:(b + 1) * batch]
-            x = batch_inputs(train_frames, train_index[pick])
-            # Frequency masking: no single band may decide.
+        for b in range(steps_per_epoch):
+            pick = rng.integers(0, len(train_y), batch)
+            if hard is not None:
+                pick[:batch // 4] = hard[rng.integers(0, len(hard), batch // 4)]
+            x = inputs(frames, train_clip[pick], train_end[pick])
+            # Frequency masking and a little time masking: no single band or instant may decide.
             for j in range(len(x)):
                 if rng.random() < 0.5:
                     f0 = rng.integers(0, feat.MELS - 8)
                     x[j, :, :, f0:f0 + rng.integers(1, 8)] = 0
+                if rng.random() < 0.2:
+                    t0 = rng.integers(0, feat.WINDOW - 10)
+                    x[j, 0, t0:t0 + rng.integers(1, 10)] = x[j, 0].min()
             loss = F.cross_entropy(model(x), torch.from_numpy(train_y[pick]), weight=weights)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
             schedule.step()
             total += loss.item()
-        model.eval()
-        with torch.no_grad():
-            predicted = np.concatenate([model(batch_inputs(valid_frames, valid_index[i:i + 512])).argmax(1).numpy()
-                                        for i in range(0, len(valid_y), 512)])
-        recall = {c: float(np.mean(predicted[valid_y == k] == k)) for k, c in enumerate(feat.CLASSES) if np.any(valid_y == k)}
-        false_positive = float(np.mean(predicted[valid_y == 0] != 0))
-        print(f"epoch {epoch + 1}: loss {total / (len(train_y) // batch):.4f}, validation recall "
+        p = probabilities(model, dev_frames, dev_clip, dev_end)
+        predicted = p.argmax(axis=1)
+        recall = {c: float(np.mean(predicted[dev_y == k] == k)) for k, c in enumerate(feat.CLASSES) if np.any(dev_y == k)}
+        false_positive = float(np.mean(predicted[dev_y == 0] != 0))
+        print(f"epoch {epoch + 1}: loss {total / steps_per_epoch:.4f}, development recall "
               + ", ".join(f"{c} {r:.3f}" for c, r in recall.items())
               + f", background windows called alerts {false_positive:.4f} ({time.time() - started:.0f} s)", flush=True)
+        torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict(),
+                    "epoch": epoch + 1, "hard": hard}, args.checkpoint)
 
+    # Calibration: one temperature on the development windows.
     model.eval()
-    tensors = fold(model)
+    with torch.no_grad():
+        logits = np.concatenate([model(inputs(dev_frames, dev_clip[i:i + 2048], dev_end[i:i + 2048])).numpy()
+                                 for i in range(0, len(dev_y), 2048)])
+    before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), dev_y)
+    temperature = fit_temperature(logits, dev_y)
+    after, reliability = expected_calibration_error(F.softmax(torch.from_numpy(logits) / temperature, dim=1).numpy(), dev_y)
+    print(f"temperature {temperature:.3f}: expected calibration error {before:.4f} -> {after:.4f}", flush=True)
+
+    decisions, decision_ends = clip_decisions(model, dev_frames, temperature)
+    thresholds, operating = operating_point(decisions, decision_ends, dev_targets)
+    print("operating point:", json.dumps(operating), flush=True)
+
+    tensors = fold(model, temperature)
     os.makedirs(os.path.dirname(args.weights), exist_ok=True)
     save_file(tensors, args.weights, metadata={
         "classes": ",".join(feat.CLASSES), "sample_rate": str(feat.SAMPLE_RATE), "frame": str(feat.FRAME),
         "hop": str(feat.HOP), "mels": str(feat.MELS), "fmin": str(feat.FMIN), "fmax": str(feat.FMAX),
-        "window": str(feat.WINDOW), "stride": str(feat.STRIDE)})
+        "window": str(feat.WINDOW), "stride": str(feat.STRIDE), "temperature": f"{temperature:.4f}",
+        "thresholds": ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, thresholds))})
+    json.dump({"training clips": len(frames), "development clips": len(dev_frames), "temperature": temperature,
+               "expected calibration error": {"before": before, "after": after},
+               "reliability (bin, mean confidence, accuracy, windows)": reliability,
+               "operating point": operating}, open(args.report, "w"), indent=1)
 
     # Parity: features of an exactly computable signal, and the exported network's outputs.
     signal = parity_signal(int(2.6 * feat.SAMPLE_RATE))
-    frames = feat.frame_features(signal)
-    ends = list(range(feat.WINDOW - 1, len(frames), 15))
-    inputs = torch.stack([torch.from_numpy(feat.window_input(frames, e)) for e in ends])
+    parity_frames = feat.frame_features(signal)
+    parity_ends = list(range(feat.WINDOW - 1, len(parity_frames), 15))
+    x = torch.stack([torch.from_numpy(feat.window_input(parity_frames, e)) for e in parity_ends])
     with torch.no_grad():
-        folded = F.softmax(Folded(tensors)(inputs), dim=1)
-        trained = F.softmax(model(inputs), dim=1)
+        folded = F.softmax(Folded(tensors)(x), dim=1)
+        trained = F.softmax(model(x) / temperature, dim=1)
     assert torch.max(torch.abs(folded - trained)) < 1e-5, "folding changed the network"
     os.makedirs(os.path.dirname(args.parity), exist_ok=True)
     json.dump({"generator": "training/train.py", "sampleCount": len(signal),
-               "frames": [[round(float(v), 6) for v in frames[t].ravel()] for t in (0, 40, 77, 125)],
+               "frames": [[round(float(v), 6) for v in parity_frames[t].ravel()] for t in (0, 40, 77, 125)],
                "frameIndices": [0, 40, 77, 125],
-               "windowEnds": ends,
+               "windowEnds": parity_ends,
                "probabilities": [[float(v) for v in row] for row in folded.numpy()]},
               open(args.parity, "w"))
-    print(f"wrote {args.weights} and {args.parity}")
+    print(f"wrote {args.weights}, {args.parity} and {args.report}")
 
 
 if __name__ == "__main__":

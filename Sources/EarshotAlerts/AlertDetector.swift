@@ -24,11 +24,12 @@ public final class AlertDetector: AudioProcessor {
     /// The channel listened to; nil mixes them all.
     public let channel: Int?
 
-    public init(network: AlertNetwork, settings: AlertEventTracker.Settings = .init(), gate: AlertGate? = nil, channel: Int? = nil) {
+    /// `settings` nil: the tracker's defaults at the network's own operating point.
+    public init(network: AlertNetwork, settings: AlertEventTracker.Settings? = nil, gate: AlertGate? = nil, channel: Int? = nil) {
         self.network = network
         self.gate = gate
         self.channel = channel
-        tracker = AlertEventTracker(settings: settings)
+        tracker = AlertEventTracker(settings: settings ?? .init(thresholds: network.defaultThresholds))
     }
 
     public var latencySamples: Int { 0 }

@@ -19,7 +19,12 @@ public struct AlertEventTracker {
     public struct Settings: Sendable {
         /// Decisions averaged (at 100 ms apart, 0.3 s).
         public var smoothing = 3
-        public var onThreshold: Float = 0.6
+        /// The smoothed probability an event must reach to begin, per class (in `AlertClass`
+        /// order): the operating point. The shipped network carries its own, chosen on the
+        /// development set (`AlertNetwork.defaultThresholds`).
+        public var onThresholds = [Float](repeating: 0.6, count: AlertClass.allCases.count)
+        /// The smoothed probability an event needs to go on (never above its class's
+        /// `onThresholds`).
         public var offThreshold: Float = 0.3
         /// How long the smoothed probability must stay above `onThreshold` before the event
         /// is announced.
@@ -27,6 +32,15 @@ public struct AlertEventTracker {
         /// How long it may stay below `offThreshold` without ending the event.
         public var holdSeconds = 2.5
         public init() {}
+
+        public init(thresholds: [AlertClass: Float]) {
+            for (alertClass, threshold) in thresholds { self[threshold: alertClass] = threshold }
+        }
+
+        public subscript(threshold alertClass: AlertClass) -> Float {
+            get { onThresholds[AlertClass.allCases.firstIndex(of: alertClass)!] }
+            set { onThresholds[AlertClass.allCases.firstIndex(of: alertClass)!] = newValue }
+        }
     }
 
     public enum Change: Equatable, Sendable {
@@ -54,6 +68,7 @@ public struct AlertEventTracker {
 
     public init(settings: Settings = Settings()) {
         precondition(AlertNetwork.classes == ["background"] + AlertClass.allCases.map(\.rawValue))
+        precondition(settings.onThresholds.count == AlertClass.allCases.count)
         self.settings = settings
         recent = [Float](repeating: 0, count: max(1, settings.smoothing) * AlertNetwork.classes.count)
         states = [ClassState](repeating: ClassState(), count: AlertClass.allCases.count)
@@ -80,17 +95,18 @@ public struct AlertEventTracker {
         }
         for (index, alertClass) in AlertClass.allCases.enumerated() {
             let p = smoothed[index + 1]  // the network's classes: background, then AlertClass's order
+            let onThreshold = settings.onThresholds[index]
             var state = states[index]
             switch state.phase {
             case .idle:
                 // Only the most likely class may begin, and not while another is announced:
                 // one sound, one announcement (a smoke alarm's warble is not also a siren).
-                if p >= settings.onThreshold && p >= smoothed.max()! && !isAnnounced {
+                if p >= onThreshold && p >= smoothed.max()! && !isAnnounced {
                     state.phase = .candidate(since: time)
                     state.lastHeard = time
                 }
             case .candidate(let since):
-                if p < settings.onThreshold {
+                if p < onThreshold {
                     state.phase = .idle
                 } else if time - since >= settings.minimumSeconds - 1e-9 {
                     state.phase = .active
@@ -99,7 +115,7 @@ public struct AlertEventTracker {
                     report(.began(state.event))
                 }
             case .active:
-                if p >= settings.offThreshold {
+                if p >= min(settings.offThreshold, onThreshold) {
                     state.lastHeard = time
                     state.event.confidence = max(state.event.confidence, Double(p))
                 } else if time - state.lastHeard > settings.holdSeconds {

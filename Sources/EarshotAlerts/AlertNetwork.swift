@@ -3,14 +3,16 @@ import EarshotCore
 import Foundation
 
 /// The alert classifier: four 3×3 convolutions (batch norm folded in, ReLU, 2×2 max pooling
-/// after the first three), global max and mean pooling, one linear layer, softmax. Trained by
-/// `training/train.py`; weights in `Resources/AlertDetector.safetensors`.
+/// after the first three), global max and mean pooling, one linear layer, softmax (its
+/// temperature folded into the last layer, so probabilities are calibrated). Trained by
+/// `training/train.py`; weights in `Resources/AlertDetector.safetensors`, whose shapes give the
+/// layers' widths and whose metadata carries the default operating point.
 ///
 /// Each convolution is one OpenBLAS SGEMM over an im2col matrix; every buffer is allocated
 /// at load time, so `classify` does not allocate.
 public final class AlertNetwork {
     public static let classes = ["background", "siren", "smoke_alarm", "car_horn", "doorbell"]
-    static let channels = [2, 16, 32, 48, 64]
+    static let convolutionCount = 4
     static let pooledLayers = 3
 
     private struct Layer {
@@ -22,6 +24,9 @@ public final class AlertNetwork {
     private let layers: [Layer]
     private let headWeights: [Float]  // classes × (2 · last channels)
     private let headBias: [Float]
+    /// The on-threshold per class the network was tuned for (metadata `thresholds`,
+    /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
+    public let defaultThresholds: [AlertClass: Float]
     private let columns: UnsafeMutablePointer<Float>
     private let activations: UnsafeMutablePointer<Float>
     private let pooled: UnsafeMutablePointer<Float>
@@ -42,8 +47,13 @@ public final class AlertNetwork {
         var layers: [Layer] = []
         var height = AlertFeatures.windowFrames, width = AlertFeatures.melCount
         var largestColumns = 0, largestActivations = 0
-        for i in 0..<(Self.channels.count - 1) {
-            let (cin, cout) = (Self.channels[i], Self.channels[i + 1])
+        var cin = 2  // log-mel and tonality
+        for i in 0..<Self.convolutionCount {
+            guard let shape = model.tensors["conv\(i).weight"]?.shape, shape.count == 4, (1...1024).contains(shape[0]) else {
+                throw EarshotError.invalidArgument("the model has no usable tensor conv\(i).weight")
+            }
+            let cout = shape[0]
+            defer { cin = cout }
             layers.append(Layer(
                 inputChannels: cin, outputChannels: cout, height: height, width: width,
                 weights: try model.tensor("conv\(i).weight", shape: [cout, cin, 3, 3]),
@@ -52,16 +62,33 @@ public final class AlertNetwork {
             largestActivations = max(largestActivations, cout * height * width)
             if i < Self.pooledLayers { height /= 2; width /= 2 }
         }
-        let last = Self.channels.last!
+        let last = cin
         headWeights = try model.tensor("head.weight", shape: [Self.classes.count, 2 * last])
         headBias = try model.tensor("head.bias", shape: [Self.classes.count])
         self.layers = layers
+        defaultThresholds = try Self.thresholds(model.metadata["thresholds"] ?? "")
         columns = .allocate(capacity: largestColumns)
         activations = .allocate(capacity: largestActivations)
         pooled = .allocate(capacity: largestActivations)
         pooledFeatures = .allocate(capacity: 2 * last)
         // One thread: the detector runs beside the audio, not across every core.
         openblas_set_num_threads(1)
+    }
+
+    /// Parses `siren=0.9,smoke_alarm=0.8`: each class at most once, each value in (0, 1).
+    public static func thresholds(_ text: String) throws -> [AlertClass: Float] {
+        var out: [AlertClass: Float] = [:]
+        for item in text.split(separator: ",") where !item.isEmpty {
+            let parts = item.split(separator: "=", omittingEmptySubsequences: false)
+            guard parts.count == 2, let alertClass = AlertClass(rawValue: String(parts[0]).trimmingCharacters(in: .whitespaces)),
+                  let value = Float(String(parts[1]).trimmingCharacters(in: .whitespaces)), value > 0, value < 1 else {
+                throw EarshotError.invalidArgument("'\(item)' is not CLASS=VALUE with a class of \(AlertClass.allCases.map(\.rawValue).joined(separator: ", ")) and a value between 0 and 1")
+            }
+            guard out.updateValue(value, forKey: alertClass) == nil else {
+                throw EarshotError.invalidArgument("\(alertClass.rawValue) is given twice")
+            }
+        }
+        return out
     }
 
     deinit {

@@ -15,6 +15,9 @@ struct AlertSeparation {
     private var power: [Float]
     private var prefix: [Double]
     private var level: Float = 0
+    /// Whether `mask` may hold anything: once the gate has closed and the fade is over, the
+    /// mask is cleared, so one alert's peaks never open the next alert's first frames.
+    private var holdsMask = false
 
     static let decay: Float = 0.8
     static let fadeFrames: Float = 12
@@ -30,6 +33,7 @@ struct AlertSeparation {
     mutating func reset() {
         for i in mask.indices { mask[i] = 0 }
         level = 0
+        holdsMask = false
     }
 
     /// Updates the mask from this frame's spectrum (interleaved re, im); false while the gate
@@ -37,9 +41,10 @@ struct AlertSeparation {
     mutating func update(spectrum: UnsafeMutableBufferPointer<Float>, open: Bool) -> Bool {
         level = open ? min(1, level + 1 / Self.fadeFrames) : max(0, level - 1 / Self.fadeFrames)
         guard level > 0 else {
-            if mask[0] != 0 || mask.last != 0 { reset() }
+            if holdsMask { reset() }
             return false
         }
+        holdsMask = true
         let bins = mask.count
         for k in 0..<bins {
             power[k] = spectrum[2 * k] * spectrum[2 * k] + spectrum[2 * k + 1] * spectrum[2 * k + 1]

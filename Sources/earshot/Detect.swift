@@ -21,11 +21,15 @@ struct Detect: ParsableCommand {
     @Option(help: "text or jsonl.")
     var format: EventFormat = .text
 
+    @OptionGroup var alerts: AlertSensitivityOptions
+
     func run() throws {
+        let network = try AlertNetwork.bundled()
+        let settings = try alerts.settings(for: network)
         let reader = try AudioFileReader(path: input)
         let source: AudioSource = reader.sampleRate == AlertFeatures.sampleRate
             ? reader : try ResampledSource(reader, sampleRate: AlertFeatures.sampleRate)
-        let detector = AlertDetector(network: try AlertNetwork.bundled())
+        let detector = AlertDetector(network: network, settings: settings)
         var chain = detector
         let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges { format.print($0) } })
         try runner.run(source: source, chain: &chain, sink: DiscardingSink())

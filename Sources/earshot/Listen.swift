@@ -40,6 +40,8 @@ struct Listen: ParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Keep detected alerts out of the noise reduction.")
     var separate = true
 
+    @OptionGroup var sensitivity: AlertSensitivityOptions
+
     @Option(help: "Also write every event to this file, one JSON object per line.")
     var events: String?
 
@@ -56,8 +58,9 @@ struct Listen: ParsableCommand {
         guard maxOutputDbfs.isFinite, maxOutputDbfs <= 0 else {
             throw EarshotError.invalidArgument("--max-output-dbfs must be at most 0, not \(maxOutputDbfs)")
         }
+        let network = alerts ? try AlertNetwork.bundled() : nil
         var chain = try ListeningChain(
-            enhance: enhance, strengthDB: strength, detector: alerts ? AlertNetwork.bundled() : nil,
+            enhance: enhance, strengthDB: strength, detector: network, alertSettings: try network.map(sensitivity.settings),
             separate: separate, maximumOutputDBFS: maxOutputDbfs)
         installInterruptHandler()
 

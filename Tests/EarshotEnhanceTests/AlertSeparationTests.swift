@@ -82,3 +82,44 @@ import Testing
         #expect(separated[36_000...] == reference[36_000...], "and afterwards nothing differs")
     }
 }
+
+@Suite struct AlertSeparationMaskTests {
+    /// A spectrum (interleaved re, im) with one strong bin over a flat floor.
+    func spectrum(bins: Int, peak: Int) -> [Float] {
+        var out = [Float](repeating: 0, count: 2 * bins)
+        for k in 0..<bins { out[2 * k] = 0.01 }
+        out[2 * peak] = 10
+        return out
+    }
+
+    func update(_ separation: inout AlertSeparation, peak: Int, open: Bool, bins: Int) -> Bool {
+        var frame = spectrum(bins: bins, peak: peak)
+        return frame.withUnsafeMutableBufferPointer { separation.update(spectrum: $0, open: open) }
+    }
+
+    /// One alert's peak must not reach into the next alert: after the gate has closed and the
+    /// fade is over, the next alert's first frame holds only its own peak.
+    @Test func maskDoesNotCarryIntoTheNextAlert() {
+        let bins = 257
+        var separation = AlertSeparation(bins: bins)
+        for _ in 0..<40 { _ = update(&separation, peak: 60, open: true, bins: bins) }
+        #expect(separation.mask[60] > 0.9)
+        var closedFrames = 0
+        while update(&separation, peak: 60, open: false, bins: bins) { closedFrames += 1 }
+        #expect(closedFrames < 20, "the fade-out ends")
+        for _ in 0..<50 { _ = update(&separation, peak: 60, open: false, bins: bins) }
+        _ = update(&separation, peak: 180, open: true, bins: bins)
+        #expect(separation.mask[60] == 0, "the first alert's peak leaked: \(separation.mask[60])")
+        #expect(separation.mask[180] > 0, "the new alert's own peak is taken")
+    }
+
+    /// While the gate is merely closing (a pause inside one alert), the mask carries on.
+    @Test func maskBridgesABriefClosing() {
+        let bins = 257
+        var separation = AlertSeparation(bins: bins)
+        for _ in 0..<40 { _ = update(&separation, peak: 60, open: true, bins: bins) }
+        for _ in 0..<3 { _ = update(&separation, peak: 60, open: false, bins: bins) }
+        _ = update(&separation, peak: 60, open: true, bins: bins)
+        #expect(separation.mask[60] > 0.5)
+    }
+}

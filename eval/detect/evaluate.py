@@ -1,5 +1,15 @@
 """Alert detection, judged (`make eval-detect`).
 
+Real audio first (built, seeded, from the development split of training/realaudio.py: speakers,
+clips and recording sessions the detector was never trained on):
+R1. Real alert clips (ProtoSound sirens, smoke alarms, car horns and doorbells of the development
+    split, a user's bedroom smoke alarm, the four whole alarm recordings) at -5, 0, +5 and +10 dB
+    in real speech, noisy speech, babble, household sounds and music-like beds, through rooms.
+R2. Synthetic alerts from development seeds in the same real backgrounds, for recall per class.
+R3. Over an hour of real alert-free audio of those kinds: false alarms per hour, every class.
+R4. Calibration: every 0.5 s window of R1-R3 through the shipped network (numpy), reliability
+    and expected calibration error.
+Then the synthetic evaluation as before:
 1. Synthetic scenes from seeds and measured rooms and speech takes never used in training
    (`earshot synth scene --rooms evaluation`), alerts at -10...+20 dB SNR.
 2. The real alarm recordings in ../shared/data/alarms mixed with real speech (Free Spoken
@@ -21,6 +31,9 @@ import time
 import numpy as np
 import soundfile as sf
 import soxr
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
+import realaudio as ra  # noqa: E402
 
 RATE = 16_000
 CLASSES = ["siren", "smoke_alarm", "car_horn", "doorbell"]
@@ -103,9 +116,10 @@ def real_mixtures(folder, data, rng):
     return stems
 
 
-def detect(earshot, stem):
+def detect(earshot, stem, options=()):
     started = time.perf_counter()
-    out = subprocess.run([earshot, "detect", stem + ".wav", "--format", "jsonl"], check=True, capture_output=True, text=True)
+    out = subprocess.run([earshot, "detect", stem + ".wav", "--format", "jsonl", *options],
+                         check=True, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
     return [json.loads(line) for line in out.stdout.splitlines() if line.strip()], elapsed
 
@@ -166,45 +180,200 @@ def summarise(name, results):
     return tp, fn, fp, delays
 
 
+def write_item(stem, mix, labels):
+    sf.write(stem + ".wav", mix.astype(np.float32), RATE, subtype="FLOAT")
+    json.dump(labels, open(stem + ".json.tmp", "w"))
+    os.replace(stem + ".json.tmp", stem + ".json")
+
+
+def alert_label(klass, track, snr, kind, source):
+    s, e = ra.active_span(track)
+    return {"class": klass, "start": s / RATE, "end": e / RATE, "snr": snr, "background": kind, "source": source}
+
+
+def real_sets(folder, data, earshot, quiet_minutes):
+    """R1 (real alert clips), R2 (synthetic development alerts) and R3 (alert-free), all in real
+    backgrounds of the development split; returns three lists of stems."""
+    bank = ra.Bank(data, "dev")
+    if not bank:
+        print(f"no real recordings under {data}: skipping the real-audio evaluation", file=sys.stderr)
+        return [], [], []
+    music_bank = [ra.music(np.random.default_rng(30_000 + i), 20) for i in range(16)]
+    rng = np.random.default_rng(2027)
+    n = 12 * RATE
+    clips, synthetic, quiet = [], [], []
+    os.makedirs(os.path.join(folder, "clips"), exist_ok=True)
+    for klass in ra.ALERTS:
+        for c, clip in enumerate(bank.alerts[klass]):
+            for snr in (-5, 0, 5, 10):
+                for variant in range(3):
+                    stem = os.path.join(folder, "clips", f"{klass}{c}_{snr:+d}dB_{variant}")
+                    clips.append(stem)
+                    item_rng = np.random.default_rng([2027, len(clips)])
+                    if os.path.exists(stem + ".json"):
+                        continue
+                    bed, kind = ra.background(item_rng, bank, n, music_bank)
+                    start = int(item_rng.uniform(3, 6) * RATE)
+                    mix, track = ra.place_alert(item_rng, bank, clip[:n - start], bed, snr, start)
+                    mix, track = ra.finish(item_rng, mix, track)
+                    write_item(stem, mix, [alert_label(klass, track, snr, kind, "real clip")])
+    os.makedirs(os.path.join(folder, "synthetic"), exist_ok=True)
+    alerts = ra.synthetic_alerts(earshot, os.path.join(folder, "synthetic", "alerts"), "dev", 30)
+    for klass in ra.ALERTS:
+        for i, alert in enumerate(alerts[klass]):
+            snr = (-5, 0, 5, 10)[i % 4]
+            stem = os.path.join(folder, "synthetic", f"{klass}{i}_{snr:+d}dB")
+            synthetic.append(stem)
+            item_rng = np.random.default_rng([2028, len(synthetic)])
+            if os.path.exists(stem + ".json"):
+                continue
+            bed, kind = ra.background(item_rng, bank, n, music_bank)
+            start = int(item_rng.uniform(3, 5) * RATE)
+            mix, track = ra.place_alert(item_rng, bank, alert[:n - start], bed, snr, start)
+            mix, track = ra.finish(item_rng, mix, track)
+            write_item(stem, mix, [alert_label(klass, track, snr, kind, "synthetic")])
+    os.makedirs(os.path.join(folder, "quiet"), exist_ok=True)
+    for i in range(int(np.ceil(quiet_minutes))):
+        stem = os.path.join(folder, "quiet", f"quiet{i:03d}")
+        quiet.append(stem)
+        if os.path.exists(stem + ".json"):
+            continue
+        item_rng = np.random.default_rng([2029, i])
+        bed, kind = ra.background(item_rng, bank, 60 * RATE, music_bank)
+        mix, = ra.finish(item_rng, bed)
+        write_item(stem, mix, [])
+        json.dump({"background": kind}, open(stem + ".kind.json", "w"))
+    return clips, synthetic, quiet
+
+
+def numpy_network(path):
+    """The shipped detector's network in numpy (features.py feeds it), for calibration."""
+    from safetensors.numpy import load_file
+    t = load_file(path)
+    layers = sum(1 for k in t if k.startswith("conv") and k.endswith(".weight"))
+
+    def forward(x):  # (batch, 2, frames, mels)
+        for i in range(layers):
+            w, b = t[f"conv{i}.weight"], t[f"conv{i}.bias"]
+            p = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+            h, wd = x.shape[2], x.shape[3]
+            cols = np.stack([p[:, :, dy:dy + h, dx:dx + wd] for dy in range(3) for dx in range(3)], axis=2)
+            x = np.maximum(0, np.einsum("bcktf,ock->botf", cols, w.reshape(w.shape[0], w.shape[1], 9)) + b[None, :, None, None])
+            if i < layers - 1:
+                h2, w2 = x.shape[2] // 2, x.shape[3] // 2
+                x = x[:, :, :2 * h2, :2 * w2].reshape(x.shape[0], x.shape[1], h2, 2, w2, 2).max(axis=(3, 5))
+        z = np.concatenate([x.max(axis=(2, 3)), x.mean(axis=(2, 3))], axis=1) @ t["head.weight"].T + t["head.bias"]
+        z = np.exp(z - z.max(axis=1, keepdims=True))
+        return z / z.sum(axis=1, keepdims=True)
+    return forward
+
+
+def calibration(stems, weights):
+    """Window-level reliability of the network's top probability on 0.5 s-spaced windows."""
+    import features as feat
+    forward = numpy_network(weights)
+    confidence, correct = [], []
+    for stem in stems:
+        x, _ = sf.read(stem + ".wav", dtype="float64")
+        labels = json.load(open(stem + ".json"))
+        frames = feat.frame_features(x)
+        inputs, targets = [], []
+        for end in range(feat.WINDOW - 1, len(frames), 25):
+            t1 = (end + 1) * feat.HOP / RATE
+            recent = [l for l in labels if min(l["end"], t1) - max(l["start"], t1 - 0.5) >= 0.1]
+            touched = [l for l in labels if l["start"] < t1 and l["end"] + 1.0 > t1 - 1.0]
+            if recent:
+                targets.append(feat.CLASSES.index(recent[0]["class"]))
+            elif not touched:
+                targets.append(0)
+            else:
+                continue
+            inputs.append(feat.window_input(frames, end))
+        if inputs:
+            p = forward(np.stack(inputs).astype(np.float64))
+            confidence.extend(p.max(axis=1))
+            correct.extend(p.argmax(axis=1) == np.array(targets))
+    confidence, correct = np.array(confidence), np.array(correct, dtype=float)
+    edges = np.linspace(0, 1, 11)
+    ece, rows = 0.0, []
+    for lo, hi in zip(edges, edges[1:]):
+        inside = (confidence > lo) & (confidence <= hi)
+        if inside.any():
+            ece += inside.mean() * abs(confidence[inside].mean() - correct[inside].mean())
+            rows.append(f"{lo:.1f}–{hi:.1f}: {confidence[inside].mean():.3f} vs {correct[inside].mean():.3f} ({inside.sum()})")
+    print(f"\nCalibration on {len(confidence)} development windows (top probability vs accuracy): "
+          f"expected calibration error {ece:.4f}")
+    print("  reliability: " + "; ".join(rows))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--earshot", default=".build/release/earshot")
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--out", default="eval/data/detect")
+    parser.add_argument("--weights", default="Sources/EarshotAlerts/Resources/AlertDetector.safetensors",
+                        help="the network `--earshot` ships, for the calibration table")
     parser.add_argument("--scenes", type=int, default=20, help="120 s evaluation scenes")
     parser.add_argument("--quiet-minutes", type=float, default=60, help="alert-free audio, minutes")
+    parser.add_argument("--real-only", action="store_true", help="skip the synthetic evaluation")
+    parser.add_argument("--detect-option", action="append", default=[],
+                        help="passed to `earshot detect` (repeat), e.g. --detect-option=--sensitivity=siren=0.5")
     args = parser.parse_args()
     rng = np.random.default_rng(2026)
 
     print("Preparing evaluation audio (cached in eval/data/detect)…", file=sys.stderr)
-    scenes = run_scenes(args.earshot, os.path.join(args.out, "scenes"), range(900_000, 900_000 + args.scenes), 120, 8, args.data)
-    quiet = run_scenes(args.earshot, os.path.join(args.out, "quiet"),
-                       range(950_000, 950_000 + int(np.ceil(args.quiet_minutes / 5))), 300, 0, args.data)
-    real = real_mixtures(os.path.join(args.out, "real"), args.data, rng)
+    clips, synthetic, real_quiet = real_sets(os.path.join(args.out, "realaudio"), args.data, args.earshot,
+                                             args.quiet_minutes)
+    if not args.real_only:
+        scenes = run_scenes(args.earshot, os.path.join(args.out, "scenes"), range(900_000, 900_000 + args.scenes), 120, 8, args.data)
+        quiet = run_scenes(args.earshot, os.path.join(args.out, "quiet"),
+                           range(950_000, 950_000 + int(np.ceil(args.quiet_minutes / 5))), 300, 0, args.data)
+        real = real_mixtures(os.path.join(args.out, "real"), args.data, rng)
 
     seconds, busy = 0.0, 0.0
 
     def run_all(stems):
         nonlocal seconds, busy
+        import concurrent.futures
+        with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 2) as pool:
+            found = list(pool.map(lambda stem: detect(args.earshot, stem, args.detect_option), stems))
         out = []
-        for stem in stems:
-            events, elapsed = detect(args.earshot, stem)
+        for stem, (events, elapsed) in zip(stems, found):
             seconds += sf.info(stem + ".wav").duration
             busy += elapsed
             out.append((json.load(open(stem + ".json")), events))
         return out
 
+    def false_alarms(name, stems):
+        results = run_all(stems)
+        count = sum(len(events) for _, events in results)
+        hours = sum(sf.info(s + ".wav").duration for s in stems) / 3600
+        classes, backgrounds = {}, {}
+        for stem, (_, events) in zip(stems, results):
+            kind_file = stem + ".kind.json"
+            kind = json.load(open(kind_file))["background"] if os.path.exists(kind_file) else "scene"
+            backgrounds.setdefault(kind, [0, 0.0])
+            backgrounds[kind][0] += len(events)
+            backgrounds[kind][1] += sf.info(stem + ".wav").duration / 3600
+            for e in events:
+                classes[e["class"]] = classes.get(e["class"], 0) + 1
+        print(f"\n{name}: {hours:.2f} h, {count} false alarm(s) = {count / hours:.2f} per hour, any class {classes or ''}")
+        if len(backgrounds) > 1:
+            print("  per background: " + ", ".join(f"{k} {n / h:.1f}/h ({h * 60:.0f} min)" for k, (n, h) in sorted(backgrounds.items())))
+
+    if clips:
+        summarise(f"R1. Real alert clips (development split) in real backgrounds, -5…+10 dB ({len(clips)} mixtures)", run_all(clips))
+        summarise(f"R2. Synthetic alerts (development seeds) in real backgrounds, -5…+10 dB ({len(synthetic)} mixtures)", run_all(synthetic))
+        false_alarms("R3. Real alert-free audio (development speakers and clips)", real_quiet)
+        calibration(clips + synthetic + real_quiet[:20], args.weights)
+    if args.real_only:
+        print(f"\n`earshot detect` real-time factor (whole process, file reading included): {busy / seconds:.4f}")
+        return
+
     summarise(f"Synthetic scenes, unseen seeds and rooms ({len(scenes)} × 120 s)", run_all(scenes))
     if real:
-        summarise(f"Real alarm recordings over real speech and noise, -5…+10 dB ({len(real)} mixtures)", run_all(real))
-    quiet_results = run_all(quiet)
-    false_alarms = sum(len(events) for _, events in quiet_results)
-    hours = sum(sf.info(s + ".wav").duration for s in quiet) / 3600
-    kinds = {}
-    for _, events in quiet_results:
-        for e in events:
-            kinds[e["class"]] = kinds.get(e["class"], 0) + 1
-    print(f"\nAlert-free audio: {hours:.2f} h, {false_alarms} false alarm(s) = {false_alarms / hours:.2f} per hour {kinds or ''}")
+        summarise(f"Real alarm recordings over FSDD speech and noise, -5…+10 dB ({len(real)} mixtures)", run_all(real))
+    false_alarms("Synthetic alert-free scenes", quiet)
     print(f"\n`earshot detect` real-time factor (whole process, file reading included): {busy / seconds:.4f}")
 
     # The whole listen chain (detection + separation + enhancement), on the first scenes.

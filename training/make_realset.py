@@ -1,0 +1,140 @@
+"""Real-audio training clips for the alert detector (make train).
+
+Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the training split
+(LibriSpeech speakers, background recordings, knocks, cries, appliances; babble, music-like
+beds, rooms, microphone colour, band limits, levels, clipping) and, in about half of the clips,
+one alert at -10...+20 dB: a synthetic one from `earshot synth alert` or a real training clip.
+Features (features.py) and per-frame targets are stored in shards of npz files; the
+development split is never touched here.
+"""
+import argparse
+import multiprocessing
+import os
+import sys
+
+import numpy as np
+
+import features as feat
+import realaudio as ra
+
+IGNORE = -100
+CLIP_SECONDS = 8.0
+
+
+def frame_targets(track, klass, frame_count):
+    """Per frame: the alert's class where it sounds, IGNORE where it is present but quiet (a
+    pause, a tail), 0 where there is none."""
+    targets = np.zeros(frame_count, np.int64)
+    if klass is None:
+        return targets
+    squares = np.concatenate([[0], np.cumsum(feat.padded(track) ** 2)])
+    starts = np.arange(frame_count) * feat.HOP
+    energy = squares[np.minimum(starts + feat.FRAME, len(squares) - 1)] - squares[starts]
+    present = energy > energy.max() * 1e-5
+    loud = energy >= energy.max() * 1e-3
+    targets[present] = IGNORE
+    targets[loud] = feat.CLASSES.index(klass)
+    return targets
+
+
+def make_clip(rng, bank, alerts, music_bank, scenes):
+    n = int(CLIP_SECONDS * ra.RATE)
+    bed, kind = ra.background(rng, bank, n, music_bank, scenes)
+    klass = None
+    track = np.zeros(n)
+    if rng.random() < 0.5:
+        klass = ra.ALERTS[int(rng.integers(len(ra.ALERTS)))]
+        real = bank.alerts[klass]
+        if real and rng.random() < 0.2:
+            alert = real[int(rng.integers(len(real)))]
+            if rng.random() < 0.5:  # a real clip repeated, as an alarm or a horn would
+                gap = np.zeros(int(rng.uniform(0.05, 0.8) * ra.RATE))
+                alert = np.concatenate([alert, gap, alert, gap, alert])
+        else:
+            pool = alerts[klass]
+            alert = pool[int(rng.integers(len(pool)))]
+            s = int(rng.integers(0, max(1, len(alert) - 2 * ra.RATE)))
+            alert = alert[s:s + int(rng.uniform(1.5, 7) * ra.RATE)]
+        alert = alert[:n]
+        start = int(rng.integers(0, max(1, n - len(alert) // 2)))
+        bed, track = ra.place_alert(rng, bank, alert, bed, rng.uniform(-10, 20), start)
+    mix, track = ra.finish(rng, bed, track)
+    f = feat.frame_features(mix)
+    return f.astype(np.float16), frame_targets(track, klass, len(f)), kind
+
+
+SOURCES = {}
+
+
+def load_sources(data, synth_folder, split):
+    """Once per process: the split's recordings, alerts, music and scene beds."""
+    SOURCES["bank"] = ra.Bank(data, split)
+    SOURCES["alerts"] = ra.synthetic_alerts(None, synth_folder, split, PER_CLASS, jobs=1)
+    SOURCES["music"] = [ra.music(np.random.default_rng(MUSIC_SEEDS[split] + i), 20) for i in range(16)]
+    SOURCES["scenes"] = load_scenes(synth_folder)
+
+
+def worker(args):
+    index, count, seed, out = args
+    path = os.path.join(out, f"shard{index:03d}.npz")
+    if os.path.exists(path):
+        return path
+    rng = np.random.default_rng(seed)
+    bank, alerts, music_bank, scenes = (SOURCES[k] for k in ("bank", "alerts", "music", "scenes"))
+    frames, targets, kinds = [], [], []
+    for _ in range(count):
+        f, t, k = make_clip(rng, bank, alerts, music_bank, scenes)
+        frames.append(f)
+        targets.append(t)
+        kinds.append(k)
+    np.savez(path + ".tmp.npz", frames=np.stack(frames), targets=np.stack(targets), kinds=np.array(kinds))
+    os.replace(path + ".tmp.npz", path)
+    return path
+
+
+def load_scenes(folder):
+    import glob
+    import soundfile as sf
+    return [sf.read(p, dtype="float64")[0] for p in sorted(glob.glob(os.path.join(folder, "bed*.wav")))]
+
+
+PER_CLASS = 400
+MUSIC_SEEDS = {"train": 10_000, "dev": 20_000}
+SCENE_SEEDS = {"train": (300_000, "training"), "dev": (310_000, "evaluation")}
+CLIP_SEEDS = {"train": 7_000_000, "dev": 8_000_000}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--earshot", default=".build/release/earshot")
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--split", choices=["train", "dev"], default="train")
+    parser.add_argument("--out", default=None, help="default: training/data/real-SPLIT")
+    parser.add_argument("--clips", type=int, default=4000)
+    parser.add_argument("--shard", type=int, default=200)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    args = parser.parse_args()
+    args.out = args.out or f"training/data/real-{args.split}"
+    synth = os.path.join(args.out, "synth")
+    os.makedirs(synth, exist_ok=True)
+    print("synthesising alerts…", file=sys.stderr)
+    ra.synthetic_alerts(args.earshot, synth, args.split, PER_CLASS, jobs=args.jobs)
+    # Alert-free beds from the scene generator: traffic-like, machinery and its own music-like sounds.
+    import subprocess
+    for i in range(8):
+        path = os.path.join(synth, f"bed{i}.wav")
+        if not os.path.exists(path):
+            base, rooms = SCENE_SEEDS[args.split]
+            subprocess.run([args.earshot, "synth", "scene", "--seed", str(base + i), "--duration", "60",
+                            "--alerts-per-minute", "0", "--rooms", rooms, "--data", args.data,
+                            "-o", path + ".tmp.wav", "--labels", path + ".json"], check=True, stderr=subprocess.DEVNULL)
+            os.replace(path + ".tmp.wav", path)
+    shards = [(i, args.shard, CLIP_SEEDS[args.split] + i, args.out) for i in range(args.clips // args.shard)]
+    with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
+        for k, path in enumerate(pool.imap_unordered(worker, shards)):
+            print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)
+    print(file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
