@@ -37,9 +37,9 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
-def make_clip(rng, bank, alerts, music_bank, scenes):
+def make_clip(rng, bank, alerts, scenes):
     n = int(CLIP_SECONDS * ra.RATE)
-    bed, kind = ra.background(rng, bank, n, music_bank, scenes)
+    bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     klass = None
     track = np.zeros(n)
     if rng.random() < 0.5:
@@ -67,10 +67,9 @@ SOURCES = {}
 
 
 def load_sources(data, synth_folder, split):
-    """Once per process: the split's recordings, alerts, music and scene beds."""
+    """Once per process: the split's recordings, alerts and scene beds."""
     SOURCES["bank"] = ra.Bank(data, split)
     SOURCES["alerts"] = ra.synthetic_alerts(None, synth_folder, split, PER_CLASS, jobs=1)
-    SOURCES["music"] = [ra.music(np.random.default_rng(MUSIC_SEEDS[split] + i), 20) for i in range(16)]
     SOURCES["scenes"] = load_scenes(synth_folder)
 
 
@@ -80,10 +79,10 @@ def worker(args):
     if os.path.exists(path):
         return path
     rng = np.random.default_rng(seed)
-    bank, alerts, music_bank, scenes = (SOURCES[k] for k in ("bank", "alerts", "music", "scenes"))
+    bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, music_bank, scenes)
+        f, t, k = make_clip(rng, bank, alerts, scenes)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -99,7 +98,6 @@ def load_scenes(folder):
 
 
 PER_CLASS = 400
-MUSIC_SEEDS = {"train": 10_000, "dev": 20_000}
 SCENE_SEEDS = {"train": (300_000, "training"), "dev": (310_000, "evaluation")}
 CLIP_SEEDS = {"train": 7_000_000, "dev": 8_000_000}
 

@@ -137,12 +137,15 @@ def rms(x):
 
 # --- synthetic alerts ---------------------------------------------------------------------
 
+SYNTHETIC_SEEDS = {"train": 1, "dev": 500_000, "eval": 900_000}
+
+
 def synthetic_alerts(earshot, folder, split, per_class, jobs=2):
-    """`per_class` seeded alerts of each class from `earshot synth alert` (train seeds 1..,
-    dev seeds 500000..), cached as files; returns {class: [arrays]}."""
+    """`per_class` seeded alerts of each class from `earshot synth alert` (seeds disjoint per
+    split: training, development, evaluation), cached as files; returns {class: [arrays]}."""
     import concurrent.futures
     os.makedirs(folder, exist_ok=True)
-    base = 1 if split == "train" else 500_000
+    base = SYNTHETIC_SEEDS[split]
     work = []
     for ci, c in enumerate(ALERTS):
         for i in range(per_class):
@@ -193,8 +196,11 @@ def music(rng, seconds):
                 buf[i % period] = 0.996 * 0.5 * (buf[i % period] + buf[(i + 1) % period])
             return y
         vib = 0
-        if kind in ("bowed", "sung"):
-            vib = rng.uniform(0.003, 0.012) * np.sin(2 * np.pi * rng.uniform(4.5, 6.5) * t) * np.minimum(1, t / 0.3)
+        if kind in ("bowed", "sung", "lead"):
+            vib = rng.uniform(0.003, 0.015) * np.sin(2 * np.pi * rng.uniform(4, 7) * t) * np.minimum(1, t / 0.3)
+        if kind == "lead":  # a synthesiser or a voice bending into the note
+            bend = 2 ** (rng.uniform(-3, 3) / 12) - 1
+            vib = vib + bend * np.exp(-t / rng.uniform(0.02, 0.15))
         phase = 2 * np.pi * f * np.cumsum(1 + vib) / RATE
         harmonics = rng.integers(3, 12)
         amps = 1 / np.arange(1, harmonics + 1) ** rng.uniform(0.6, 2.0)
@@ -210,7 +216,7 @@ def music(rng, seconds):
                 y = y + 2 * scipy.signal.lfilter(b, a, y)
         return y
 
-    kinds = list(rng.choice(["pluck", "struck", "bowed", "organ", "sung"], size=2, replace=False))
+    kinds = list(rng.choice(["pluck", "struck", "bowed", "organ", "sung", "lead"], size=2, replace=False))
     # Chords: one per bar of four beats.
     bar = 4 * beat
     t = 0.0
@@ -335,8 +341,10 @@ def background(rng, bank, n, music_bank=None, scenes=None):
         bed += speech_track(rng, bank, n)
     if kind == "babble":
         bed += speech_track(rng, bank, n, talkers=int(rng.integers(3, 7)))
-    if kind in ("music", "tv") and music_bank:
-        bed += segment(rng, music_bank[int(rng.integers(len(music_bank)))], n) / 0.1 * 10 ** (rng.uniform(-10, 0) / 20)
+    if kind in ("music", "tv"):
+        # A new piece each time unless a bank of pieces is given.
+        piece = music(rng, n / RATE) if not music_bank else segment(rng, music_bank[int(rng.integers(len(music_bank)))], n)
+        bed += piece / 0.1 * 10 ** (rng.uniform(-10, 0) / 20)
     if kind == "household" or rng.random() < 0.25:
         bed += events_track(rng, bank, n)
     if scenes and rng.random() < 0.2:  # traffic-like, machinery, synthetic music from the scene generator

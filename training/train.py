@@ -130,13 +130,17 @@ def inputs(frames, clip, end):
     return torch.from_numpy(np.ascontiguousarray(np.stack([logmel, w[:, :, 1]], axis=1)))
 
 
-def probabilities(model, frames, clip, end, temperature=1.0, batch=2048):
+def logits_of(model, frames, clip, end, batch=2048):
     model.eval()
     out = []
-    with torch.no_grad():
+    with torch.inference_mode():
         for i in range(0, len(clip), batch):
-            out.append(F.softmax(model(inputs(frames, clip[i:i + batch], end[i:i + batch])) / temperature, dim=1).numpy())
+            out.append(model(inputs(frames, clip[i:i + batch], end[i:i + batch])).numpy())
     return np.concatenate(out) if out else np.zeros((0, len(feat.CLASSES)), np.float32)
+
+
+def probabilities(model, frames, clip, end, temperature=1.0):
+    return F.softmax(torch.from_numpy(logits_of(model, frames, clip, end)) / temperature, dim=1).numpy()
 
 
 # --- the event tracker, as AlertEventTracker.swift ------------------------------------------
@@ -169,19 +173,19 @@ def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, st
     return events
 
 
-def clip_decisions(model, frames, temperature):
-    """Per clip, the decisions every 5 frames once a whole window is heard: (clips, T, classes)."""
-    ends = np.arange(feat.WINDOW - 1, frames.shape[1], feat.STRIDE)
-    clip = np.repeat(np.arange(len(frames)), len(ends))
-    end = np.tile(ends, len(frames))
-    return probabilities(model, frames, clip, end, temperature).reshape(len(frames), len(ends), -1), ends
-
-
-def operating_point(decisions, ends, targets, budget_per_hour=1.0):
+def operating_point(decisions, targets, budget_per_hour=1.0):
     """Per class, the lowest on-threshold whose false alarms (events of that class in clips
-    without it) stay within the class's share of `budget_per_hour`; and what it gives."""
+    without it) stay within the class's share of `budget_per_hour`; and what it gives. Only
+    clips whose smoothed probability ever reaches a threshold can begin an event there, so
+    only those are tracked."""
     klass = targets.max(axis=1)  # the clip's alert class, 0 for none
-    seconds = len(targets) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE
+    hours = len(targets) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE / 3600
+    depth = 3
+    cumulative = np.cumsum(decisions, axis=1)
+    smoothed = cumulative.copy()
+    smoothed[:, depth:] -= cumulative[:, :-depth]
+    smoothed /= np.minimum(np.arange(1, decisions.shape[1] + 1), depth)[None, :, None]
+    peak = smoothed.max(axis=1)  # (clips, classes)
     grid = np.round(np.arange(0.5, 0.995, 0.01), 3)
     share = budget_per_hour / len(ALERT_CLASSES)
     chosen, report = [], {}
@@ -190,21 +194,20 @@ def operating_point(decisions, ends, targets, budget_per_hour=1.0):
         for threshold in grid:
             thresholds = [1.01] * len(ALERT_CLASSES)
             thresholds[k - 1] = threshold
-            false, hit, total = 0, 0, 0
-            for c in range(len(decisions)):
+            false, hit = 0, 0
+            for c in np.nonzero(peak[:, k] >= threshold)[0]:
                 events = track(decisions[c], thresholds)
                 if klass[c] == k:
-                    total += 1
                     hit += any(e == k for e, _ in events)
                 else:
                     false += sum(1 for e, _ in events if e == k)
-            rate = false / (seconds / 3600)
-            if rate <= share:
-                best = (float(threshold), hit / max(1, total), rate)
+            if false / hours <= share:
+                best = (float(threshold), hit / max(1, int(np.sum(klass == k))), false / hours)
                 break
         best = best or (0.99, float("nan"), float("nan"))
         chosen.append(best[0])
-        report[feat.CLASSES[k]] = {"threshold": best[0], "clip recall": round(best[1], 3), "false per hour": round(best[2], 2)}
+        report[feat.CLASSES[k]] = {"threshold": best[0], "clip recall": round(best[1], 3),
+                                   "false alarms per hour": round(best[2], 2)}
     return chosen, report
 
 
@@ -231,7 +234,7 @@ def fit_temperature(logits, y):
         loss.backward()
         return loss
     optimiser.step(closure)
-    return float(torch.exp(t))
+    return float(torch.exp(t).detach())
 
 
 def parity_signal(sample_count):
@@ -267,7 +270,7 @@ def main():
 
     frames, targets, _ = load(args.train)
     dev_frames, dev_targets, _ = load(args.dev)
-    ends = np.arange(feat.WINDOW - 1, frames.shape[1], 5)
+    ends = np.arange(feat.WINDOW - 1, frames.shape[1], feat.STRIDE)
     y = window_targets(targets, ends)
     clip_index, end_index = np.nonzero(y != IGNORE)
     train_y = y[clip_index, end_index]
@@ -275,6 +278,7 @@ def main():
     dev_y_all = window_targets(dev_targets, ends)
     dc, de = np.nonzero(dev_y_all != IGNORE)
     dev_y, dev_clip, dev_end = dev_y_all[dc, de], dc, ends[de]
+    check = np.random.default_rng(0).permutation(len(dev_y))[:40_000]  # the per-epoch check
     counts = np.bincount(train_y, minlength=len(feat.CLASSES))
     print(f"{len(frames)} training clips, {len(dev_frames)} development clips; training windows per class:",
           dict(zip(feat.CLASSES, counts.tolist())), flush=True)
@@ -300,10 +304,11 @@ def main():
         if epoch == args.mine_after and hard is None:
             # Hard negatives: the alert-free windows the network calls alerts most readily.
             started = time.time()
-            p = probabilities(model, frames, train_clip[negatives], train_end[negatives])
+            scored = rng.choice(negatives, len(negatives) // 2, replace=False)
+            p = probabilities(model, frames, train_clip[scored], train_end[scored])
             score = 1 - p[:, 0]
-            hard = negatives[np.argsort(-score)[:max(1, len(negatives) // 20)]]
-            print(f"mined {len(hard)} hard negatives of {len(negatives)} (their alert probability "
+            hard = scored[np.argsort(-score)[:max(1, len(scored) // 10)]]
+            print(f"mined {len(hard)} hard negatives of {len(scored)} scored (their alert probability "
                   f"{score.max():.3f}…{np.sort(score)[-len(hard)]:.3f}; {time.time() - started:.0f} s)", flush=True)
         model.train()
         started, total = time.time(), 0.0
@@ -326,28 +331,28 @@ def main():
             optimiser.step()
             schedule.step()
             total += loss.item()
-        p = probabilities(model, dev_frames, dev_clip, dev_end)
-        predicted = p.argmax(axis=1)
-        recall = {c: float(np.mean(predicted[dev_y == k] == k)) for k, c in enumerate(feat.CLASSES) if np.any(dev_y == k)}
-        false_positive = float(np.mean(predicted[dev_y == 0] != 0))
+        predicted = probabilities(model, dev_frames, dev_clip[check], dev_end[check]).argmax(axis=1)
+        truth = dev_y[check]
+        recall = {c: float(np.mean(predicted[truth == k] == k)) for k, c in enumerate(feat.CLASSES) if np.any(truth == k)}
+        false_positive = float(np.mean(predicted[truth == 0] != 0))
         print(f"epoch {epoch + 1}: loss {total / steps_per_epoch:.4f}, development recall "
               + ", ".join(f"{c} {r:.3f}" for c, r in recall.items())
               + f", background windows called alerts {false_positive:.4f} ({time.time() - started:.0f} s)", flush=True)
         torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "schedule": schedule.state_dict(),
                     "epoch": epoch + 1, "hard": hard}, args.checkpoint)
 
-    # Calibration: one temperature on the development windows.
-    model.eval()
-    with torch.no_grad():
-        logits = np.concatenate([model(inputs(dev_frames, dev_clip[i:i + 2048], dev_end[i:i + 2048])).numpy()
-                                 for i in range(0, len(dev_y), 2048)])
+    # Every development decision (each clip, every 100 ms once a window is whole); the labelled
+    # ones calibrate one temperature, and all go through the tracker for the operating point.
+    every = logits_of(model, dev_frames, np.repeat(np.arange(len(dev_frames)), len(ends)), np.tile(ends, len(dev_frames)))
+    every = every.reshape(len(dev_frames), len(ends), -1)
+    logits = every[dc, de]
     before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), dev_y)
     temperature = fit_temperature(logits, dev_y)
     after, reliability = expected_calibration_error(F.softmax(torch.from_numpy(logits) / temperature, dim=1).numpy(), dev_y)
     print(f"temperature {temperature:.3f}: expected calibration error {before:.4f} -> {after:.4f}", flush=True)
 
-    decisions, decision_ends = clip_decisions(model, dev_frames, temperature)
-    thresholds, operating = operating_point(decisions, decision_ends, dev_targets)
+    decisions = F.softmax(torch.from_numpy(every) / temperature, dim=2).numpy()
+    thresholds, operating = operating_point(decisions, dev_targets)
     print("operating point:", json.dumps(operating), flush=True)
 
     tensors = fold(model, temperature)

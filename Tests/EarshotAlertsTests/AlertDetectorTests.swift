@@ -123,6 +123,28 @@ struct ParityFixture: Decodable {
         #expect(abs(ended.end - 6.9) < 0.25 && ended.confidence > 0.9)
     }
 
+    /// Each class has its own on-threshold: a siren at 0.9 stays silent under a 0.95 threshold
+    /// while a doorbell at 0.6 is announced under 0.5; the shipped network carries its own.
+    @Test func thresholdsArePerClass() throws {
+        var tracker = AlertEventTracker(settings: .init(thresholds: [.siren: 0.95, .doorbell: 0.5]))
+        #expect(tracker.settings[threshold: .smokeAlarm] == 0.6, "classes not named keep the default")
+        var began: [AlertClass] = []
+        var siren: [Float] = [0.1, 0.9, 0, 0, 0]
+        var doorbell: [Float] = [0.4, 0, 0, 0, 0.6]
+        for step in 1...30 { tracker.update(probabilities: &siren, time: Double(step) / 10) { if case .began(let e) = $0 { began.append(e.alertClass) } } }
+        #expect(began.isEmpty)
+        for step in 31...60 { tracker.update(probabilities: &doorbell, time: Double(step) / 10) { if case .began(let e) = $0 { began.append(e.alertClass) } } }
+        #expect(began == [.doorbell])
+
+        #expect(try AlertNetwork.thresholds("siren=0.9, doorbell=0.85") == [.siren: 0.9, .doorbell: 0.85])
+        for bad in ["siren", "siren=1.2", "siren=0", "bell=0.5", "siren=0.5,siren=0.6", "siren=x"] {
+            #expect(throws: EarshotError.self, "\(bad)") { try AlertNetwork.thresholds(bad) }
+        }
+        let shipped = try AlertNetwork.bundled().defaultThresholds
+        #expect(Set(shipped.keys) == Set(AlertClass.allCases), "the shipped network names its operating point")
+        #expect(shipped.values.allSatisfy { $0 > 0.5 && $0 < 1 })
+    }
+
     @Test func refusesBrokenModels() throws {
         #expect(throws: EarshotError.self) { try SafeTensors(data: Data([1, 2, 3])) }
         var header = Data("{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}".utf8)

@@ -42,6 +42,29 @@ import Testing
         }
     }
 
+    /// --sensitivity and --thresholds are checked before any audio is read: a bad value is one
+    /// line and exit 2; good ones run.
+    @Test func sensitivityOptionsAreChecked() throws {
+        try withTemporaryDirectory { dir in
+            try writeFloatWAV(noise(count: 32_000, seed: 5, amplitude: 0.05), to: dir.appendingPathComponent("noise.wav"))
+            try Data("{\"siren\":0.97,\"doorbell\":0.9}".utf8).write(to: dir.appendingPathComponent("good.json"))
+            try Data("{\"siren\":true}".utf8).write(to: dir.appendingPathComponent("bool.json"))
+            try Data("{\"siren\":1.5}".utf8).write(to: dir.appendingPathComponent("range.json"))
+            try Data("[0.5]".utf8).write(to: dir.appendingPathComponent("array.json"))
+            for options in [["--sensitivity", "siren=1.5"], ["--sensitivity", "horn=0.5"], ["--sensitivity", "siren"],
+                            ["--thresholds", "missing.json"], ["--thresholds", "bool.json"], ["--thresholds", "range.json"],
+                            ["--thresholds", "array.json"]] {
+                let result = try runProgram(earshotPath, ["detect", "noise.wav"] + options, directory: dir)
+                #expect(result.status == 2 && result.stderr.split(separator: "\n").count == 1, "\(options): \(result.stderr)")
+            }
+            let fine = try earshot("detect", "noise.wav", "--thresholds", "good.json", "--sensitivity", "car_horn=0.2,smoke_alarm=0.3", in: dir)
+            #expect(fine.status == 0, "\(fine.stderr)")
+            let listen = try earshot("listen", "noise.wav", "-o", "out.wav", "--sensitivity", "doorbell=2", in: dir)
+            #expect(listen.status == 2)
+            #expect(!FileManager.default.fileExists(atPath: dir.appendingPathComponent("out.wav").path))
+        }
+    }
+
     @Test func detectRefusesWhatItCannotRead() throws {
         try withTemporaryDirectory { dir in
             try writeFloatWAV([], to: dir.appendingPathComponent("empty.wav"))

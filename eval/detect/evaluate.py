@@ -5,7 +5,7 @@ clips and recording sessions the detector was never trained on):
 R1. Real alert clips (ProtoSound sirens, smoke alarms, car horns and doorbells of the development
     split, a user's bedroom smoke alarm, the four whole alarm recordings) at -5, 0, +5 and +10 dB
     in real speech, noisy speech, babble, household sounds and music-like beds, through rooms.
-R2. Synthetic alerts from development seeds in the same real backgrounds, for recall per class.
+R2. Synthetic alerts from evaluation seeds in the same real backgrounds, for recall per class.
 R3. Over an hour of real alert-free audio of those kinds: false alarms per hour, every class.
 R4. Calibration: every 0.5 s window of R1-R3 through the shipped network (numpy), reliability
     and expected calibration error.
@@ -198,7 +198,6 @@ def real_sets(folder, data, earshot, quiet_minutes):
     if not bank:
         print(f"no real recordings under {data}: skipping the real-audio evaluation", file=sys.stderr)
         return [], [], []
-    music_bank = [ra.music(np.random.default_rng(30_000 + i), 20) for i in range(16)]
     rng = np.random.default_rng(2027)
     n = 12 * RATE
     clips, synthetic, quiet = [], [], []
@@ -212,13 +211,13 @@ def real_sets(folder, data, earshot, quiet_minutes):
                     item_rng = np.random.default_rng([2027, len(clips)])
                     if os.path.exists(stem + ".json"):
                         continue
-                    bed, kind = ra.background(item_rng, bank, n, music_bank)
+                    bed, kind = ra.background(item_rng, bank, n)
                     start = int(item_rng.uniform(3, 6) * RATE)
                     mix, track = ra.place_alert(item_rng, bank, clip[:n - start], bed, snr, start)
                     mix, track = ra.finish(item_rng, mix, track)
                     write_item(stem, mix, [alert_label(klass, track, snr, kind, "real clip")])
     os.makedirs(os.path.join(folder, "synthetic"), exist_ok=True)
-    alerts = ra.synthetic_alerts(earshot, os.path.join(folder, "synthetic", "alerts"), "dev", 30)
+    alerts = ra.synthetic_alerts(earshot, os.path.join(folder, "synthetic", "alerts"), "eval", 30)
     for klass in ra.ALERTS:
         for i, alert in enumerate(alerts[klass]):
             snr = (-5, 0, 5, 10)[i % 4]
@@ -227,7 +226,7 @@ def real_sets(folder, data, earshot, quiet_minutes):
             item_rng = np.random.default_rng([2028, len(synthetic)])
             if os.path.exists(stem + ".json"):
                 continue
-            bed, kind = ra.background(item_rng, bank, n, music_bank)
+            bed, kind = ra.background(item_rng, bank, n)
             start = int(item_rng.uniform(3, 5) * RATE)
             mix, track = ra.place_alert(item_rng, bank, alert[:n - start], bed, snr, start)
             mix, track = ra.finish(item_rng, mix, track)
@@ -239,7 +238,7 @@ def real_sets(folder, data, earshot, quiet_minutes):
         if os.path.exists(stem + ".json"):
             continue
         item_rng = np.random.default_rng([2029, i])
-        bed, kind = ra.background(item_rng, bank, 60 * RATE, music_bank)
+        bed, kind = ra.background(item_rng, bank, 60 * RATE)
         mix, = ra.finish(item_rng, bed)
         write_item(stem, mix, [])
         json.dump({"background": kind}, open(stem + ".kind.json", "w"))
@@ -363,7 +362,7 @@ def main():
 
     if clips:
         summarise(f"R1. Real alert clips (development split) in real backgrounds, -5…+10 dB ({len(clips)} mixtures)", run_all(clips))
-        summarise(f"R2. Synthetic alerts (development seeds) in real backgrounds, -5…+10 dB ({len(synthetic)} mixtures)", run_all(synthetic))
+        summarise(f"R2. Synthetic alerts (evaluation seeds) in real backgrounds, -5…+10 dB ({len(synthetic)} mixtures)", run_all(synthetic))
         false_alarms("R3. Real alert-free audio (development speakers and clips)", real_quiet)
         calibration(clips + synthetic + real_quiet[:20], args.weights)
     if args.real_only:
