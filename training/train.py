@@ -174,10 +174,12 @@ def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, st
 
 
 def operating_point(decisions, targets, budget_per_hour=1.0):
-    """Per class, the lowest on-threshold whose false alarms (events of that class in clips
-    without it) stay within the class's share of `budget_per_hour`; and what it gives. Only
-    clips whose smoothed probability ever reaches a threshold can begin an event there, so
-    only those are tracked."""
+    """Per class an on-threshold, so that all classes together make at most `budget_per_hour`
+    false alarms (events of a class in clips without it) on the development clips, spent where
+    it buys the most recall: every class starts at the strictest threshold, and the class whose
+    next looser threshold gains the most recall per added false alarm loosens, while the total
+    stays within budget. Only clips whose smoothed probability ever reaches a threshold can
+    begin an event there, so only those are tracked."""
     klass = targets.max(axis=1)  # the clip's alert class, 0 for none
     hours = len(targets) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE / 3600
     depth = 3
@@ -186,11 +188,10 @@ def operating_point(decisions, targets, budget_per_hour=1.0):
     smoothed[:, depth:] -= cumulative[:, :-depth]
     smoothed /= np.minimum(np.arange(1, decisions.shape[1] + 1), depth)[None, :, None]
     peak = smoothed.max(axis=1)  # (clips, classes)
-    grid = np.round(np.arange(0.5, 0.995, 0.01), 3)
-    share = budget_per_hour / len(ALERT_CLASSES)
-    chosen, report = [], {}
+    grid = np.round(np.arange(0.99, 0.495, -0.01), 3)  # strictest first
+    curves = []  # per class: (false alarms per hour, recall) at each grid threshold
     for k in range(1, len(feat.CLASSES)):
-        best = None
+        curve = []
         for threshold in grid:
             thresholds = [1.01] * len(ALERT_CLASSES)
             thresholds[k - 1] = threshold
@@ -201,13 +202,27 @@ def operating_point(decisions, targets, budget_per_hour=1.0):
                     hit += any(e == k for e, _ in events)
                 else:
                     false += sum(1 for e, _ in events if e == k)
-            if false / hours <= share:
-                best = (float(threshold), hit / max(1, int(np.sum(klass == k))), false / hours)
-                break
-        best = best or (0.99, float("nan"), float("nan"))
-        chosen.append(best[0])
-        report[feat.CLASSES[k]] = {"threshold": best[0], "clip recall": round(best[1], 3),
-                                   "false alarms per hour": round(best[2], 2)}
+            curve.append((false / hours, hit / max(1, int(np.sum(klass == k)))))
+        curves.append(curve)
+    position = [0] * len(curves)
+    while True:
+        spent = sum(curves[k][position[k]][0] for k in range(len(curves)))
+        best, best_gain = None, 0.0
+        for k, curve in enumerate(curves):
+            for j in range(position[k] + 1, len(grid)):
+                added = curve[j][0] - curve[position[k]][0]
+                gain = curve[j][1] - curve[position[k]][1]
+                if spent + added <= budget_per_hour + 1e-9 and gain > 0:
+                    rate = gain / max(added, 1e-3)
+                    if rate > best_gain:
+                        best, best_gain = (k, j), rate
+        if best is None:
+            break
+        position[best[0]] = best[1]
+    chosen = [float(grid[p]) for p in position]
+    report = {feat.CLASSES[k + 1]: {"threshold": chosen[k], "clip recall": round(curves[k][position[k]][1], 3),
+                                    "false alarms per hour": round(curves[k][position[k]][0], 2)}
+              for k in range(len(curves))}
     return chosen, report
 
 
