@@ -191,15 +191,26 @@ def alert_label(klass, track, snr, kind, source):
     return {"class": klass, "start": s / RATE, "end": e / RATE, "snr": snr, "background": kind, "source": source}
 
 
+def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source):
+    """One alert at `snr` dB in 12 s of a real background, starting 3…`latest_start` s in."""
+    if os.path.exists(stem + ".json"):
+        return
+    rng = np.random.default_rng(seed)
+    n = 12 * RATE
+    bed, kind = ra.background(rng, bank, n)
+    start = int(rng.uniform(3, latest_start) * RATE)
+    mix, track = ra.place_alert(rng, bank, alert[:n - start], bed, snr, start)
+    mix, track = ra.finish(rng, mix, track)
+    write_item(stem, mix, [alert_label(klass, track, snr, kind, source)])
+
+
 def real_sets(folder, data, earshot, quiet_minutes):
-    """R1 (real alert clips), R2 (synthetic development alerts) and R3 (alert-free), all in real
-    backgrounds of the development split; returns three lists of stems."""
+    """R1 (real alert clips), R2 (synthetic alerts from evaluation seeds) and R3 (alert-free),
+    all in real backgrounds of the development split; returns three lists of stems."""
     bank = ra.Bank(data, "dev")
     if not bank:
         print(f"no real recordings under {data}: skipping the real-audio evaluation", file=sys.stderr)
         return [], [], []
-    rng = np.random.default_rng(2027)
-    n = 12 * RATE
     clips, synthetic, quiet = [], [], []
     os.makedirs(os.path.join(folder, "clips"), exist_ok=True)
     for klass in ra.ALERTS:
@@ -208,14 +219,7 @@ def real_sets(folder, data, earshot, quiet_minutes):
                 for variant in range(3):
                     stem = os.path.join(folder, "clips", f"{klass}{c}_{snr:+d}dB_{variant}")
                     clips.append(stem)
-                    item_rng = np.random.default_rng([2027, len(clips)])
-                    if os.path.exists(stem + ".json"):
-                        continue
-                    bed, kind = ra.background(item_rng, bank, n)
-                    start = int(item_rng.uniform(3, 6) * RATE)
-                    mix, track = ra.place_alert(item_rng, bank, clip[:n - start], bed, snr, start)
-                    mix, track = ra.finish(item_rng, mix, track)
-                    write_item(stem, mix, [alert_label(klass, track, snr, kind, "real clip")])
+                    alert_mixture(stem, [2027, len(clips)], bank, clip, klass, snr, 6, "real clip")
     os.makedirs(os.path.join(folder, "synthetic"), exist_ok=True)
     alerts = ra.synthetic_alerts(earshot, os.path.join(folder, "synthetic", "alerts"), "eval", 30)
     for klass in ra.ALERTS:
@@ -223,14 +227,7 @@ def real_sets(folder, data, earshot, quiet_minutes):
             snr = (-5, 0, 5, 10)[i % 4]
             stem = os.path.join(folder, "synthetic", f"{klass}{i}_{snr:+d}dB")
             synthetic.append(stem)
-            item_rng = np.random.default_rng([2028, len(synthetic)])
-            if os.path.exists(stem + ".json"):
-                continue
-            bed, kind = ra.background(item_rng, bank, n)
-            start = int(item_rng.uniform(3, 5) * RATE)
-            mix, track = ra.place_alert(item_rng, bank, alert[:n - start], bed, snr, start)
-            mix, track = ra.finish(item_rng, mix, track)
-            write_item(stem, mix, [alert_label(klass, track, snr, kind, "synthetic")])
+            alert_mixture(stem, [2028, len(synthetic)], bank, alert, klass, snr, 5, "synthetic")
     os.makedirs(os.path.join(folder, "quiet"), exist_ok=True)
     for i in range(int(np.ceil(quiet_minutes))):
         stem = os.path.join(folder, "quiet", f"quiet{i:03d}")
