@@ -26,7 +26,7 @@ public struct AlertEventTracker {
         /// The smoothed probability an event needs to go on (never above its class's
         /// `onThresholds`).
         public var offThreshold: Float = 0.3
-        /// How long the smoothed probability must stay above `onThreshold` before the event
+        /// How long the smoothed probability must stay above its class's threshold before the event
         /// is announced.
         public var minimumSeconds = 0.2
         /// How long it may stay below `offThreshold` without ending the event.
