@@ -31,6 +31,10 @@ public struct AlertEventTracker {
         public var minimumSeconds = 0.2
         /// How long it may stay below `offThreshold` without ending the event.
         public var holdSeconds = 2.5
+        /// The smoothed probability of any alert class at which separation starts, below the
+        /// announcement thresholds: a separator opened for nothing only lets tonal peaks pass
+        /// unreduced, while one that waits for the announcement lets an alert be attenuated.
+        public var separationThreshold: Float = 0.3
         public init() {}
 
         public init(thresholds: [AlertClass: Float]) {
@@ -77,8 +81,11 @@ public struct AlertEventTracker {
 
     private var isAnnounced: Bool { states.contains { $0.phase.isActive } }
 
-    /// Whether any alert is announced or about to be.
-    public var isAlerting: Bool { states.contains { !$0.phase.isIdle } }
+    /// Whether an alert may be sounding: one is announced or about to be, or some alert class
+    /// is at least `separationThreshold` likely. The separator listens to this.
+    public var isAlerting: Bool {
+        states.contains { !$0.phase.isIdle } || smoothed.dropFirst().contains { $0 >= settings.separationThreshold }
+    }
 
     /// One decision at `time` seconds (the end of the window it saw); `report` hears every
     /// event that begins or ends.

@@ -145,6 +145,19 @@ struct ParityFixture: Decodable {
         #expect(shipped.values.allSatisfy { $0 > 0.5 && $0 < 1 })
     }
 
+    /// Separation opens on a likely alert before (and without) an announcement; it closes once
+    /// no class is that likely and nothing is announced.
+    @Test func separationOpensBelowTheAnnouncementThreshold() {
+        var tracker = AlertEventTracker(settings: .init(thresholds: [.siren: 0.95]))
+        var likely: [Float] = [0.6, 0.4, 0, 0, 0]
+        var quiet: [Float] = [0.9, 0.1, 0, 0, 0]
+        var announced = false
+        for step in 1...10 { tracker.update(probabilities: &likely, time: Double(step) / 10) { _ in announced = true } }
+        #expect(tracker.isAlerting && !announced)
+        for step in 11...13 { tracker.update(probabilities: &quiet, time: Double(step) / 10) { _ in announced = true } }
+        #expect(!tracker.isAlerting && !announced)
+    }
+
     @Test func refusesBrokenModels() throws {
         #expect(throws: EarshotError.self) { try SafeTensors(data: Data([1, 2, 3])) }
         var header = Data("{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}".utf8)
