@@ -70,6 +70,8 @@ eval-enhance: release venv espeak
 eval-detect: release venv espeak
 	$(PYTHON) eval/detect/evaluate.py --earshot .build/release/earshot --data ../shared/data
 	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/scenes
+	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/realaudio/clips
+	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/realaudio/synthetic
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with

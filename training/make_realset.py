@@ -8,17 +8,23 @@ Features (features.py) and per-frame targets are stored in shards of npz files; 
 development split is never touched here.
 """
 import argparse
+import glob
 import multiprocessing
 import os
+import subprocess
 import sys
 
 import numpy as np
+import soundfile as sf
 
 import features as feat
 import realaudio as ra
 
 IGNORE = -100
 CLIP_SECONDS = 8.0
+PER_CLASS = 400  # synthetic alerts of each class
+SCENE_SEEDS = {"train": (300_000, "training"), "dev": (310_000, "evaluation")}
+CLIP_SEEDS = {"train": 7_000_000, "dev": 8_000_000}
 
 
 def frame_targets(track, klass, frame_count):
@@ -92,14 +98,7 @@ def worker(args):
 
 
 def load_scenes(folder):
-    import glob
-    import soundfile as sf
     return [sf.read(p, dtype="float64")[0] for p in sorted(glob.glob(os.path.join(folder, "bed*.wav")))]
-
-
-PER_CLASS = 400
-SCENE_SEEDS = {"train": (300_000, "training"), "dev": (310_000, "evaluation")}
-CLIP_SEEDS = {"train": 7_000_000, "dev": 8_000_000}
 
 
 def main():
@@ -108,7 +107,7 @@ def main():
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--split", choices=["train", "dev"], default="train")
     parser.add_argument("--out", default=None, help="default: training/data/real-SPLIT")
-    parser.add_argument("--clips", type=int, default=4000)
+    parser.add_argument("--clips", type=int, default=6000)
     parser.add_argument("--shard", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     args = parser.parse_args()
@@ -118,7 +117,6 @@ def main():
     print("synthesising alerts…", file=sys.stderr)
     ra.synthetic_alerts(args.earshot, synth, args.split, PER_CLASS, jobs=args.jobs)
     # Alert-free beds from the scene generator: traffic-like, machinery and its own music-like sounds.
-    import subprocess
     for i in range(8):
         path = os.path.join(synth, f"bed{i}.wav")
         if not os.path.exists(path):

@@ -55,14 +55,6 @@ def run_scenes(earshot, folder, seeds, duration, per_minute, data):
     return stems
 
 
-def active_span(x, window, within_db=20):
-    """First to last 10 ms window within `within_db` of the loudest. (Recordings carry room
-    tone and handling noise before the alarm starts, 25-35 dB down: 20 dB finds the alarm.)"""
-    energy = np.array([np.sum(x[i:i + window] ** 2) for i in range(0, len(x), window)])
-    loud = np.nonzero(energy >= energy.max() * 10 ** (-within_db / 10))[0]
-    return loud[0] * window, min(len(x), (loud[-1] + 1) * window)
-
-
 def real_mixtures(folder, data, rng):
     """Each real alarm over real speech and noise at -5, 0, +5, +10 dB SNR."""
     os.makedirs(folder, exist_ok=True)
@@ -100,7 +92,7 @@ def real_mixtures(folder, data, rng):
                 talk *= np.std(bed) * 10 ** (rng.uniform(0, 12) / 20) / (np.std(talk) + 1e-12)
                 background = bed + talk
                 first = int(lead * RATE)
-                s, e = active_span(alarm, RATE // 100)
+                s, e = ra.active_span(alarm)
                 under = np.sqrt(np.mean(background[first + s:first + e] ** 2))
                 over = np.sqrt(np.mean(alarm[s:e] ** 2))
                 placed = alarm * under / over * 10 ** (snr / 20)
@@ -144,7 +136,6 @@ def match(labels, events):
 
 def summarise(name, results):
     """results: list of (labels, events)."""
-    rows = []
     tp = {c: 0 for c in CLASSES}
     fn = {c: 0 for c in CLASSES}
     fp = {c: 0 for c in CLASSES}
@@ -180,8 +171,11 @@ def summarise(name, results):
     return tp, fn, fp, delays
 
 
-def write_item(stem, mix, labels):
+def write_item(stem, mix, labels, track=None):
+    """The mixture, its alert component alone (for the separation report) and its labels last."""
     sf.write(stem + ".wav", mix.astype(np.float32), RATE, subtype="FLOAT")
+    if track is not None:
+        sf.write(stem + ".alerts.wav", track.astype(np.float32), RATE, subtype="FLOAT")
     json.dump(labels, open(stem + ".json.tmp", "w"))
     os.replace(stem + ".json.tmp", stem + ".json")
 
@@ -201,7 +195,7 @@ def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source):
     start = int(rng.uniform(3, latest_start) * RATE)
     mix, track = ra.place_alert(rng, bank, alert[:n - start], bed, snr, start)
     mix, track = ra.finish(rng, mix, track)
-    write_item(stem, mix, [alert_label(klass, track, snr, kind, source)])
+    write_item(stem, mix, [alert_label(klass, track, snr, kind, source)], track)
 
 
 def real_sets(folder, data, earshot, quiet_minutes):
