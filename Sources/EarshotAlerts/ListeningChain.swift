@@ -11,19 +11,19 @@ public struct ListeningChain: AudioProcessor {
     private var chain = ProcessorChain()
 
     /// - Parameters:
-    ///   - enhance: reduce noise (`strengthDB` at most).
+    ///   - enhance: reduce noise (`strengthDB` at most) with the suppressor's `model`.
     ///   - detector: listen for alerts; with `separate`, keep them out of the noise reduction.
     ///   - probeChannels: channels after the first are processed with the first's gains (see
     ///     `NoiseSuppressor.probeChannels`); the detector listens to the first only.
     ///   - maximumOutputDBFS: the output ceiling; nil for none (measurement only).
     ///   - alertSettings: the event tracker's settings; nil for the network's operating point.
-    public init(enhance: Bool = true, strengthDB: Double = NoiseSuppressor.defaultStrengthDB, detector network: AlertNetwork?,
+    public init(enhance: Bool = true, model: NoiseSuppressor.Model = .learned, strengthDB: Double = NoiseSuppressor.defaultStrengthDB, detector network: AlertNetwork?,
                 alertSettings: AlertEventTracker.Settings? = nil,
                 separate: Bool = true, probeChannels: Bool = false, maximumOutputDBFS: Double?) throws {
         let gate = network != nil && separate && enhance ? AlertGate() : nil
         detector = network.map { AlertDetector(network: $0, settings: alertSettings, gate: gate, channel: probeChannels ? 0 : nil) }
         if let detector { chain.append(detector) }
-        if enhance { chain.append(try NoiseSuppressor(strengthDB: strengthDB, alertGate: gate, probeChannels: probeChannels)) }
+        if enhance { chain.append(try NoiseSuppressor(model: model, strengthDB: strengthDB, alertGate: gate, probeChannels: probeChannels)) }
         if let maximumOutputDBFS { chain.append(OutputLevelGuard(ceilingDBFS: maximumOutputDBFS)) }
     }
 

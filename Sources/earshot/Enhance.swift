@@ -21,8 +21,7 @@ struct Enhance: ParsableCommand {
     @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.")
     var output: String
 
-    @Option(help: "The most any frequency is attenuated, in dB (0–40).")
-    var strength: Double = NoiseSuppressor.defaultStrengthDB
+    @OptionGroup var suppression: SuppressorOptions
 
     @Flag(help: "Print the processing chain and its delay on stderr.")
     var verbose = false
@@ -30,7 +29,7 @@ struct Enhance: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
-        var suppressor = try NoiseSuppressor(strengthDB: strength)
+        var suppressor = try NoiseSuppressor(model: suppression.model, strengthDB: suppression.strength)
         let source = try raw.openSource(input)
         let rate = source.sampleRate, native = NoiseSuppressor.nativeRate(for: rate)
         let inputFormat = (source as? AudioFileReader)?.info.sampleFormat
@@ -46,7 +45,7 @@ struct Enhance: ParsableCommand {
         progress.finish()
         if verbose {
             let milliseconds = Double(report.latencySamples) / native * 1000
-            var chain = "noise suppressor at \(Int(native)) Hz: \(report.latencySamples) samples = \(String(format: "%.2f", milliseconds)) ms algorithmic delay"
+            var chain = "\(suppression.model) noise suppressor at \(Int(native)) Hz: \(report.latencySamples) samples = \(String(format: "%.2f", milliseconds)) ms algorithmic delay"
             if native != rate { chain = "soxr \(Int(rate))→\(Int(native)) Hz → " + chain + " → soxr back to \(Int(rate)) Hz (phase-aligned)" }
             Terminal.note(chain + "; compensated in the output")
         }

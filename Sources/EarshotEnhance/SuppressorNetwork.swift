@@ -1,0 +1,155 @@
+import COpenBLAS
+import EarshotCore
+import Foundation
+
+/// The learned suppressor's network (trained by `make train-enhance`): per frame of the low-delay
+/// STFT, the log power of the 257 bins up to 8 kHz → dense 128 (tanh) → GRU 128 → GRU 128 →
+/// dense 257 (sigmoid): one gain per bin. Causal; its recurrent state is all it remembers.
+///
+/// The weights are immutable and shared; each channel keeps its own `State`. Inference is
+/// OpenBLAS matrix–vector products over buffers allocated with the state, so `gains` neither
+/// allocates nor locks.
+public final class SuppressorNetwork: Sendable {
+    /// Bins the network sees and sets: 0–8 kHz of a 512-point frame at 16 kHz (31.25 Hz apart;
+    /// the 1536-point frame at 48 kHz has the same spacing).
+    public let bins: Int
+    public let hidden: Int
+    private let input: Dense
+    private let recurrent: [GRU]
+    private let output: Dense
+
+    private struct Dense: Sendable {
+        let weights: [Float]  // rows × columns, row-major
+        let bias: [Float]
+        let rows: Int, columns: Int
+
+        init(weights: [Float], bias: [Float], rows: Int, columns: Int) {
+            self.weights = weights
+            self.bias = bias
+            self.rows = rows
+            self.columns = columns
+        }
+
+        init(_ model: SafeTensors, _ name: String, rows: Int, columns: Int) throws {
+            self.init(weights: try model.tensor("\(name).weight", shape: [rows, columns]),
+                      bias: try model.tensor("\(name).bias", shape: [rows]), rows: rows, columns: columns)
+        }
+
+        /// y = W x + b
+        func apply(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>) {
+            y.update(from: bias, count: rows)
+            weights.withUnsafeBufferPointer { w in
+                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(rows), Int32(columns), 1, w.baseAddress, Int32(columns), x, 1, 1, y, 1)
+            }
+        }
+    }
+
+    /// PyTorch's GRU: gates r, z, n in that order; n = tanh(Wᵢₙx + bᵢₙ + r ⊙ (Wₕₙh + bₕₙ)).
+    private struct GRU: Sendable {
+        let input: Dense
+        let recurrent: Dense
+        let size: Int
+
+        init(_ model: SafeTensors, _ name: String, inputs: Int, size: Int) throws {
+            func dense(_ part: String) throws -> Dense {
+                Dense(weights: try model.tensor("\(name).weight_\(part)", shape: [3 * size, part == "ih" ? inputs : size]),
+                      bias: try model.tensor("\(name).bias_\(part)", shape: [3 * size]), rows: 3 * size, columns: part == "ih" ? inputs : size)
+            }
+            input = try dense("ih")
+            recurrent = try dense("hh")
+            self.size = size
+        }
+
+        /// Advances `h` by one step on `x`; `gi` and `gh` are 3·size scratch.
+        func step(_ x: UnsafePointer<Float>, h: UnsafeMutablePointer<Float>, gi: UnsafeMutablePointer<Float>, gh: UnsafeMutablePointer<Float>) {
+            input.apply(x, into: gi)
+            recurrent.apply(h, into: gh)
+            for j in 0..<size {
+                let r = sigmoid(gi[j] + gh[j])
+                let z = sigmoid(gi[size + j] + gh[size + j])
+                let n = tanhf(gi[2 * size + j] + r * gh[2 * size + j])
+                h[j] = (1 - z) * n + z * h[j]
+            }
+        }
+    }
+
+    /// One channel's recurrent memory and scratch.
+    public final class State {
+        let hidden: [UnsafeMutableBufferPointer<Float>]
+        let features: UnsafeMutableBufferPointer<Float>
+        let layer: UnsafeMutableBufferPointer<Float>
+        let gi: UnsafeMutableBufferPointer<Float>
+        let gh: UnsafeMutableBufferPointer<Float>
+
+        init(bins: Int, hidden size: Int, layers: Int) {
+            hidden = (0..<layers).map { _ in .allocate(capacity: size) }
+            features = .allocate(capacity: bins)
+            layer = .allocate(capacity: size)
+            gi = .allocate(capacity: 3 * size)
+            gh = .allocate(capacity: 3 * size)
+            reset()
+        }
+
+        deinit {
+            for h in hidden { h.deallocate() }
+            features.deallocate()
+            layer.deallocate()
+            gi.deallocate()
+            gh.deallocate()
+        }
+
+        public func reset() {
+            for h in hidden { h.update(repeating: 0) }
+        }
+
+        /// Takes over another state's memory (the same network's).
+        public func copy(from other: State) {
+            for (mine, theirs) in zip(hidden, other.hidden) { _ = mine.update(fromContentsOf: theirs) }
+        }
+    }
+
+    public func makeState() -> State { State(bins: bins, hidden: hidden, layers: recurrent.count) }
+
+    /// The network shipped with Earshot, read once.
+    public static func bundled() throws -> SuppressorNetwork { try bundledNetwork.get() }
+
+    private static let bundledNetwork = Result<SuppressorNetwork, any Error> {
+        guard let url = Bundle.module.url(forResource: "Suppressor", withExtension: "safetensors") else {
+            throw EarshotError.invalidArgument("the noise suppressor's weights (Suppressor.safetensors) are missing from this build")
+        }
+        return try SuppressorNetwork(SafeTensors(contentsOf: url))
+    }
+
+    public init(_ model: SafeTensors) throws {
+        guard let shape = model.tensors["input.weight"]?.shape, shape.count == 2, (1...1024).contains(shape[0]), (1...4096).contains(shape[1]) else {
+            throw EarshotError.invalidArgument("the model has no usable tensor input.weight")
+        }
+        let (size, bins) = (shape[0], shape[1])
+        input = try Dense(model, "input", rows: size, columns: bins)
+        recurrent = try ["gru1", "gru2"].map { try GRU(model, $0, inputs: size, size: size) }
+        output = try Dense(model, "output", rows: bins, columns: size)
+        hidden = size
+        self.bins = bins
+        // Audio runs on its own thread: OpenBLAS's worker threads would only wait on it.
+        openblas_set_num_threads(1)
+    }
+
+    /// Gains in 0…1 for `bins` bins from their powers, normalised by the analysis window's
+    /// energy (Σw², so either frame size reads the same level). Advances `state` one frame.
+    public func gains(power: UnsafePointer<Float>, state: State, into gains: UnsafeMutablePointer<Float>) {
+        let features = state.features.baseAddress!
+        for k in 0..<bins { features[k] = log10f(power[k] + 1e-10) }
+        input.apply(features, into: state.layer.baseAddress!)
+        for j in 0..<hidden { state.layer[j] = tanhf(state.layer[j]) }
+        var x = UnsafePointer(state.layer.baseAddress!)
+        for (gru, h) in zip(recurrent, state.hidden) {
+            gru.step(x, h: h.baseAddress!, gi: state.gi.baseAddress!, gh: state.gh.baseAddress!)
+            x = UnsafePointer(h.baseAddress!)
+        }
+        output.apply(x, into: gains)
+        for k in 0..<bins { gains[k] = sigmoid(gains[k]) }
+    }
+}
+
+@inline(__always)
+private func sigmoid(_ x: Float) -> Float { 1 / (1 + expf(-x)) }
