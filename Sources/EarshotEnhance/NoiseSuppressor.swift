@@ -145,6 +145,8 @@ struct SuppressionStage: SpectralStage {
     /// Decision-directed weight per frame.
     static let decisionDirected: Float = 0.98
     static let minimumPrioriSNR: Float = 0.003  // −25 dB
+    /// The learned model's least gain for the rest while an alert is separated (−6 dB).
+    static let alertRestFloor: Float = 0.5
 
     private final class Channel {
         let noise: UnsafeMutableBufferPointer<Float>
@@ -258,6 +260,12 @@ struct SuppressionStage: SpectralStage {
             }
             gains.withUnsafeMutableBufferPointer { gains in
                 network.gains(power: power.baseAddress!, state: state, into: gains.baseAddress!)
+                // While an alert sounds, the rest is reduced by at most `alertRestFloor`: the
+                // network hears an alert's weaker partials and decay as noise, and the mask
+                // takes only its peaks.
+                if alert != nil {
+                    for k in 0..<seen { gains[k] = max(gains[k], Self.alertRestFloor) }
+                }
                 // Above 8 kHz (48 kHz only): the mean gain of 4–8 kHz.
                 if bins > seen {
                     var sum: Float = 0
