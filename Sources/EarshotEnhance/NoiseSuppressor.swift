@@ -145,8 +145,8 @@ struct SuppressionStage: SpectralStage {
     /// Decision-directed weight per frame.
     static let decisionDirected: Float = 0.98
     static let minimumPrioriSNR: Float = 0.003  // −25 dB
-    /// The learned model's least gain for the rest while an alert is separated (−6 dB).
-    static let alertRestFloor: Float = 0.5
+    /// The learned model's least gain for the rest while an alert is separated (−8 dB).
+    static let alertRestFloor: Float = 0.4
 
     private final class Channel {
         let noise: UnsafeMutableBufferPointer<Float>
