@@ -18,7 +18,10 @@ ventilation, vehicles), one to three at a time; −5…20 dB SNR; measured (IoSR
 azimuths) and simulated rooms for speech and noise separately; microphone colouration and
 levels from −45 to −10 dBFS applied alike to mixture and target. The target is the speech with
 its first 50 ms of room response (direct sound and early reflections): late reverberation
-counts as noise. A twentieth of the clips are noise alone, a twentieth speech alone.
+counts as noise. A twentieth of the clips are noise alone, a twentieth speech alone. With
+`--alerts`, a fifth of the clips also carry an alert (synthetic, or a real training clip:
+sirens, smoke alarms, horns, doorbells) that belongs to the target: noise reduction must never
+remove one, even when the detector has not (yet) opened the separator.
 
 Loss: the compressed spectral magnitude error (|·|^0.3, Lee et al.) of the gained noisy
 spectrum against the target's, per clip normalised by its mixture level.
@@ -126,8 +129,13 @@ def hum(rng, n):
 
 
 class Mixer:
-    def __init__(self, data, split, music_pieces):
+    def __init__(self, data, split, music_pieces, alerts=None):
         self.bank = ra.Bank(data, split)
+        self.alerts = []
+        if alerts:
+            for c in ra.ALERTS:
+                files = sorted(pathlib.Path(alerts).glob(f"{c}_*.wav"))[:100]
+                self.alerts += [ra.trim(ra.load(str(f))) for f in files] + self.bank.alerts[c]
         if not self.bank:
             raise SystemExit(f"{data}: shared recordings not found (expected speech/librispeech and noise)")
         rng = np.random.default_rng(7 if split == "train" else 8)
@@ -175,6 +183,16 @@ class Mixer:
                 active = speech[np.abs(speech) > 0.01 * np.abs(speech).max()] if np.any(speech) else speech
                 snr = rng.uniform(-5, 20)
                 noise *= ra.rms(active) / (ra.rms(noise) + 1e-12) * 10 ** (-snr / 20)
+        if self.alerts and rng.random() < 0.2:
+            alert = self.alerts[int(rng.integers(len(self.alerts)))]
+            if rng.random() < 0.5:
+                alert = scipy.signal.fftconvolve(alert, self.room(rng))
+            alert = alert[:n]
+            start = int(rng.integers(0, n - len(alert) + 1))
+            track = np.zeros(n)
+            bed = ra.rms(speech + noise) if np.any(speech + noise) else 1e-3
+            track[start:start + len(alert)] = alert / (ra.rms(alert) + 1e-12) * bed * 10 ** (rng.uniform(-5, 15) / 20)
+            speech, target = speech + track, target + track
         seed = int(rng.integers(1 << 31))
         mix = ra.colour(np.random.default_rng(seed), speech + noise)
         target = ra.colour(np.random.default_rng(seed), target)
@@ -245,6 +263,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--checkpoint", default="training/data/suppressor.pt")
     parser.add_argument("--resume", action="store_true")
+    parser.add_argument("--alerts", help="folder of cached synthetic alerts (make_realset.py's synth folder) to keep in the target")
     parser.add_argument("--export-only", action="store_true", help="export the checkpoint's model without training")
     parser.add_argument("--weights", default="Sources/EarshotEnhance/Resources/Suppressor.safetensors")
     parser.add_argument("--fixture", default="Tests/EarshotEnhanceTests/Fixtures/suppressor_parity.json")
@@ -258,7 +277,7 @@ def main():
         write_outputs(model, args, state["step"], state["best"], state["history"])
         return
     rng = np.random.default_rng(args.seed)
-    train = Mixer(args.data, "train", 24)
+    train = Mixer(args.data, "train", 24, args.alerts)
     dev = Mixer(args.data, "dev", 8)
     dev_rng = np.random.default_rng(12345)
     dev_batches = [dev.batch(dev_rng, 16, 4.0) for _ in range(6)]
@@ -275,7 +294,7 @@ def main():
     if args.resume and os.path.exists(args.checkpoint):
         state = torch.load(args.checkpoint)
         model.load_state_dict(state["model"]); optimiser.load_state_dict(state["optimiser"])
-        step, best, history = state["step"], state["best"], state["history"]
+        step, history = state["step"], state["history"]  # the best is judged within this run
         rng = np.random.default_rng(args.seed + step)
     budget = args.minutes * 60
     start = time.time()
