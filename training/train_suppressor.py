@@ -140,7 +140,6 @@ class Mixer:
             raise SystemExit(f"{data}: shared recordings not found (expected speech/librispeech and noise)")
         rng = np.random.default_rng(7 if split == "train" else 8)
         self.music = [ra.music(rng, 8) for _ in range(music_pieces)]
-        self.taper = None
 
     def noise(self, rng, n):
         b = self.bank

@@ -138,7 +138,8 @@ public final class SuppressorNetwork: Sendable {
     /// energy (Σw², so either frame size reads the same level). Advances `state` one frame.
     public func gains(power: UnsafePointer<Float>, state: State, into gains: UnsafeMutablePointer<Float>) {
         let features = state.features.baseAddress!
-        for k in 0..<bins { features[k] = log10f(power[k] + 1e-10) }
+        // A NaN would stay in the recurrent state for good: read it as silence.
+        for k in 0..<bins { features[k] = log10f((power[k].isNaN ? 0 : power[k]) + 1e-10) }
         input.apply(features, into: state.layer.baseAddress!)
         for j in 0..<hidden { state.layer[j] = tanhf(state.layer[j]) }
         var x = UnsafePointer(state.layer.baseAddress!)
