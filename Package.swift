@@ -36,7 +36,11 @@ let package = Package(
             ]
         ),
         .target(
-            name: "EarshotAlerts", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotEnhance", "COpenBLAS"],
+            name: "EarshotAlerts",
+            dependencies: [
+                "EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotEnhance", "COpenBLAS",
+                .product(name: "Atomics", package: "swift-atomics"),
+            ],
             resources: [.copy("Resources/AlertDetector.safetensors")]),
         .target(
             name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS"],

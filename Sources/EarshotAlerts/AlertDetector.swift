@@ -1,3 +1,4 @@
+import Atomics
 import EarshotCore
 import EarshotDSP
 import Foundation
@@ -18,8 +19,12 @@ public final class AlertDetector: AudioProcessor {
     private var mono: [Float] = []
     private var input: [Float] = []
     private var probabilities = [Float](repeating: 0, count: AlertNetwork.classes.count)
-    private var changes: [AlertEventTracker.Change] = []
-    private var changeCount = 0
+    /// Events that began or ended, from the audio thread to the owner: a single-producer,
+    /// single-consumer queue, so `takeChanges` may run on another thread than `process`.
+    private let changes: UnsafeMutablePointer<AlertEventTracker.Change>
+    private static let changeCapacity = 64
+    private let changesWritten = ManagedAtomic<Int>(0)
+    private let changesRead = ManagedAtomic<Int>(0)
 
     /// The channel listened to; nil mixes them all.
     public let channel: Int?
@@ -30,7 +35,11 @@ public final class AlertDetector: AudioProcessor {
         self.gate = gate
         self.channel = channel
         tracker = AlertEventTracker(settings: settings ?? .init(thresholds: network.defaultThresholds))
+        changes = .allocate(capacity: Self.changeCapacity)
+        changes.initialize(repeating: .ended(AlertEvent(alertClass: .siren, start: 0, end: 0, confidence: 0)), count: Self.changeCapacity)
     }
+
+    deinit { changes.deallocate() }
 
     public var latencySamples: Int { 0 }
 
@@ -46,8 +55,6 @@ public final class AlertDetector: AudioProcessor {
         }
         mono = [Float](repeating: 0, count: spec.maximumBlockFrames)
         input = [Float](repeating: 0, count: AlertFeatures.inputCount)
-        changes = [AlertEventTracker.Change](
-            repeating: .ended(AlertEvent(alertClass: .siren, start: 0, end: 0, confidence: 0)), count: 64)
         reset()
     }
 
@@ -55,7 +62,7 @@ public final class AlertDetector: AudioProcessor {
         features.reset()
         tracker.reset()
         decimator?.reset()
-        changeCount = 0
+        changesRead.store(changesWritten.load(ordering: .acquiring), ordering: .releasing)
         gate?.isOpen = false
     }
 
@@ -93,16 +100,19 @@ public final class AlertDetector: AudioProcessor {
     }
 
     private func record(_ change: AlertEventTracker.Change) {
-        // 64 changes between collections: an owner that collects every block never fills it.
-        guard changeCount < changes.count else { return }
-        changes[changeCount] = change
-        changeCount += 1
+        // 64 changes between collections: an owner that collects every 100 ms never fills it.
+        let written = changesWritten.load(ordering: .relaxed)
+        guard written - changesRead.load(ordering: .acquiring) < Self.changeCapacity else { return }
+        changes[written % Self.changeCapacity] = change
+        changesWritten.store(written + 1, ordering: .releasing)
     }
 
-    /// Hands over the events that began or ended since the last call (off the audio path).
+    /// Hands over the events that began or ended since the last call (off the audio path, from
+    /// any one thread).
     public func takeChanges(_ body: (AlertEventTracker.Change) -> Void) {
-        for i in 0..<changeCount { body(changes[i]) }
-        changeCount = 0
+        let read = changesRead.load(ordering: .relaxed), written = changesWritten.load(ordering: .acquiring)
+        for i in read..<written { body(changes[i % Self.changeCapacity]) }
+        changesRead.store(written, ordering: .releasing)
     }
 
     /// Ends every event still going at the end of the input.

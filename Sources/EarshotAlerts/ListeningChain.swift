@@ -27,6 +27,9 @@ public struct ListeningChain: AudioProcessor {
         if let maximumOutputDBFS { chain.append(OutputLevelGuard(ceilingDBFS: maximumOutputDBFS)) }
     }
 
+    /// The rate devices run at, live.
+    public static let liveRate = 48_000.0
+
     /// The rate to resample an input at `rate` to.
     public static func nativeRate(for rate: Double) -> Double { NoiseSuppressor.nativeRate(for: rate) }
 

@@ -53,7 +53,15 @@ public final class RingBuffer: @unchecked Sendable {
     /// Consumer side: fills as much of `destination` as there is data for; returns how many.
     @discardableResult
     public func read(into destination: UnsafeMutableBufferPointer<Float>) -> Int {
-        let read = readPosition.load(ordering: .relaxed)
+        let count = peek(into: destination)
+        if count > 0 { readPosition.store(readPosition.load(ordering: .relaxed) + count, ordering: .releasing) }
+        return count
+    }
+
+    /// Consumer side: copies like `read`, starting `offset` samples in, but consumes nothing.
+    @discardableResult
+    public func peek(into destination: UnsafeMutableBufferPointer<Float>, offset: Int = 0) -> Int {
+        let read = readPosition.load(ordering: .relaxed) + offset
         let write = writePosition.load(ordering: .acquiring)
         let count = min(destination.count, write - read)
         guard count > 0, let target = destination.baseAddress else { return 0 }
@@ -61,7 +69,16 @@ public final class RingBuffer: @unchecked Sendable {
         let first = min(count, capacity - start)
         target.update(from: storage + start, count: first)
         if count > first { (target + first).update(from: storage, count: count - first) }
-        readPosition.store(read + count, ordering: .releasing)
         return count
+    }
+
+    /// Consumer side: drops up to `count` samples unread; returns how many.
+    @discardableResult
+    public func discard(_ count: Int) -> Int {
+        let read = readPosition.load(ordering: .relaxed)
+        let dropped = min(count, writePosition.load(ordering: .acquiring) - read)
+        guard dropped > 0 else { return 0 }
+        readPosition.store(read + dropped, ordering: .releasing)
+        return dropped
     }
 }

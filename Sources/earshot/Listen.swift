@@ -13,9 +13,11 @@ struct Listen: ParsableCommand {
         abstract: "Listen through Earshot: from an input device (or a file) to headphones (or a file).",
         discussion: """
             The chain: alert detector → noise suppressor, which lets a detected alert's tonal \
-            components through at unity gain → output guard. Events are printed on stderr as they \
-            begin and end; --events also writes them as JSON lines. Live, the chain runs at 48 kHz \
-            with the suppressor's 7.9 ms delay plus the devices' own buffers; Ctrl-C stops. Nothing \
+            components through → output guard. Events are printed on stderr as they begin and \
+            end; --events also writes them as JSON lines. Live, the chain runs at 48 kHz inside \
+            the device callback (one duplex stream where the host allows it), with the \
+            suppressor's 7.9 ms delay plus the devices' own buffers, which --latency picks; the \
+            playback is kept at a fixed fill, so the delay never grows. Ctrl-C stops. Nothing \
             reaches the output above --max-output-dbfs.
             """)
 
@@ -25,11 +27,11 @@ struct Listen: ParsableCommand {
     @Option(name: .shortAndLong, help: "Write to this file instead of the output device.")
     var output: String?
 
-    @Option(help: "Input device (index or part of its name).")
-    var device: String?
+    @OptionGroup var inputDevice: InputDeviceOption
+    @OptionGroup var outputDevice: OutputDeviceOption
 
-    @Option(help: "Output device (index or part of its name).")
-    var outputDevice: String?
+    @Option(help: "Device buffers, live: low (a hearing aid's delay) or normal (safer on a busy machine).")
+    var latency: LiveLatency = .low
 
     @Flag(inversion: .prefixedNo, help: "Reduce background noise.")
     var enhance = true
@@ -46,50 +48,18 @@ struct Listen: ParsableCommand {
     var events: String?
 
     @OptionGroup var suppression: SuppressorOptions
+    @OptionGroup var ceiling: OutputCeilingOption
 
-    @Option(parsing: .unconditional, help: "The loudest any output sample may be, in dBFS (at most 0).")
-    var maxOutputDbfs: Double = -6
-
-    @Flag(help: "Print the chain and its delay on stderr.")
+    @Flag(help: "Print the chain, and live the measured delay and glitches every 10 s.")
     var verbose = false
 
     func run() throws {
-        guard maxOutputDbfs.isFinite, maxOutputDbfs <= 0 else {
-            throw EarshotError.invalidArgument("--max-output-dbfs must be at most 0, not \(maxOutputDbfs)")
-        }
         let network = alerts ? try AlertNetwork.bundled() : nil
-        var chain = try ListeningChain(
-            enhance: enhance, model: suppression.model, strengthDB: suppression.strength, detector: network, alertSettings: try network.map(sensitivity.settings),
-            separate: separate, maximumOutputDBFS: maxOutputDbfs)
+        let chain = try ListeningChain(
+            enhance: enhance, model: suppression.model, strengthDB: suppression.strength, detector: network,
+            alertSettings: try network.map(sensitivity.settings), separate: separate, maximumOutputDBFS: ceiling.maxOutputDbfs)
         installInterruptHandler()
-
-        let source: AudioSource
-        var fileRate: Double?
-        var live = false
-        if let input {
-            let reader = try AudioFileReader(path: input)
-            let native = ListeningChain.nativeRate(for: reader.sampleRate)
-            source = native == reader.sampleRate ? reader : try ResampledSource(reader, sampleRate: native)
-            fileRate = reader.sampleRate
-        } else {
-            let device = try AudioDevices.find(self.device, direction: .input)
-            source = try DeviceCapture(device: device, sampleRate: 48_000, channelCount: 1, stop: interruptRequested)
-            live = true
-        }
-        let sink: AudioSink
-        if let output {
-            // A file keeps the rate it came at.
-            let rate = fileRate ?? source.sampleRate
-            let file = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: source.channelCount, sampleFormat: nil)
-            sink = rate == source.sampleRate ? file : try ResampledSink(file, from: source.sampleRate, to: rate, channelCount: source.channelCount)
-        } else {
-            let device = try AudioDevices.find(outputDevice, direction: .output)
-            sink = try DevicePlayback(device: device, sampleRate: source.sampleRate, channelCount: min(source.channelCount, device.outputChannels))
-            live = true
-        }
-        // A live path cannot wait for the future: the delay stays in. Files line up.
         var heard: [AlertEvent] = []
-        let detector = chain.detector
         func announce(_ change: AlertEventTracker.Change) {
             switch change {
             case .began(let event):
@@ -99,18 +69,84 @@ struct Listen: ParsableCommand {
                 heard.append(event)
             }
         }
+        if input == nil && output == nil {
+            try listenLive(chain, announce: announce)
+        } else {
+            try listenThroughFiles(chain, announce: announce)
+        }
+        chain.detector?.finish(announce)
+        if let events {
+            try AtomicFile.write(Data(heard.map { EventFormat.jsonLine($0) + "\n" }.joined().utf8), to: events)
+        }
+    }
+
+    /// Device to device, the chain inside the device callback; this thread only reports.
+    private func listenLive(_ chain: ListeningChain, announce: (AlertEventTracker.Change) -> Void) throws {
+        let input = try inputDevice.find(), output = try outputDevice.find()
+        let path = try LiveAudioPath(
+            processor: chain, input: input, output: output, sampleRate: ListeningChain.liveRate,
+            inputChannels: 1, outputChannels: min(2, output.outputChannels), latency: latency)
+        if verbose {
+            Terminal.note("\(chain.description) at \(Int(ceiling.maxOutputDbfs)) dBFS; \(input.name) → \(output.name), "
+                + "\(path.isDuplex ? "one duplex stream" : "two streams"), \(path.callbackFrames) frames per callback at \(Int(path.sampleRate)) Hz")
+        }
+        try path.start()
+        var lastReport = Date()
+        while !interruptRequested.load(ordering: .relaxed) {
+            usleep(50_000)
+            chain.detector?.takeChanges(announce)
+            guard path.isRunning else {
+                path.stop()
+                throw EarshotError.deviceFailure("the audio device stopped (unplugged?)")
+            }
+            if verbose, Date().timeIntervalSince(lastReport) >= 10 {
+                lastReport = Date()
+                Terminal.note("delay \(path.latency.description); \(describe(path.counters, rate: path.sampleRate))")
+            }
+        }
+        let latency = path.latency, counters = path.counters
+        path.stop()
+        if verbose { Terminal.note("delay \(latency.description); \(describe(counters, rate: path.sampleRate))") }
+    }
+
+    private func describe(_ counters: LiveCounters, rate: Double) -> String {
+        String(format: "underruns %d, overruns %d, resynchronised: %.1f ms dropped, %.1f ms repeated",
+               counters.underruns, counters.overruns, Double(counters.droppedFrames) / rate * 1000, Double(counters.repeatedFrames) / rate * 1000)
+    }
+
+    /// A file at one end at least: the old loop, block by block. A live end cannot wait for the
+    /// future, so the delay stays in; file to file lines up.
+    private func listenThroughFiles(_ chain: ListeningChain, announce: @escaping (AlertEventTracker.Change) -> Void) throws {
+        var chain = chain
+        let source: AudioSource
+        var fileRate: Double?
+        if let input {
+            let reader = try AudioFileReader(path: input)
+            let native = ListeningChain.nativeRate(for: reader.sampleRate)
+            source = native == reader.sampleRate ? reader : try ResampledSource(reader, sampleRate: native)
+            fileRate = reader.sampleRate
+        } else {
+            source = try DeviceCapture(device: try inputDevice.find(), sampleRate: ListeningChain.liveRate, channelCount: 1, stop: interruptRequested)
+        }
+        let sink: AudioSink
+        if let output {
+            let rate = fileRate ?? source.sampleRate  // a file keeps the rate it came at
+            let file = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: source.channelCount, sampleFormat: nil)
+            sink = rate == source.sampleRate ? file : try ResampledSink(file, from: source.sampleRate, to: rate, channelCount: source.channelCount)
+        } else {
+            let device = try outputDevice.find()
+            sink = try DevicePlayback(device: device, sampleRate: source.sampleRate, channelCount: min(source.channelCount, device.outputChannels))
+        }
+        let live = input == nil || output == nil
+        let detector = chain.detector
         let runner = Runner(blockFrames: live ? 64 : 1024, compensateLatency: !live, stop: interruptRequested,
                             progress: { _ in detector?.takeChanges(announce) })
         if verbose {
             try chain.prepare(ProcessSpec(sampleRate: source.sampleRate, maximumBlockFrames: runner.blockFrames, channelCount: source.channelCount))
             let milliseconds = Double(chain.latencySamples) / source.sampleRate * 1000
-            Terminal.note("\(chain.description) at \(Int(maxOutputDbfs)) dBFS; algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
+            Terminal.note("\(chain.description) at \(Int(ceiling.maxOutputDbfs)) dBFS; algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
         }
         try runner.run(source: source, chain: &chain, sink: sink)
-        detector?.finish(announce)
         reportClipping(sink)
-        if let events {
-            try AtomicFile.write(Data(heard.map { EventFormat.jsonLine($0) + "\n" }.joined().utf8), to: events)
-        }
     }
 }

@@ -1,0 +1,288 @@
+import Atomics
+import CPortAudio
+import EarshotCore
+import Foundation
+
+/// How much the devices may buffer: `low` for a hearing aid, `normal` for a busy machine.
+public enum LiveLatency: String, CaseIterable, Sendable {
+    case low, normal
+
+    /// Frames per device callback at `sampleRate` (about 2.7 ms low, 10.7 ms normal at 48 kHz).
+    public func callbackFrames(sampleRate: Double) -> Int {
+        let seconds = self == .low ? 0.0027 : 0.0107
+        return max(16, Int((seconds * sampleRate).rounded()))
+    }
+}
+
+/// Where the time between a sound reaching the microphone and leaving the headphones goes.
+public struct LatencyBudget: Sendable {
+    /// What the host reports for the input and output sides of the devices (their buffers).
+    public var inputSeconds: Double
+    public var outputSeconds: Double
+    /// The ring between processing and playback.
+    public var ringSeconds: Double
+    /// The chain's own algorithmic delay.
+    public var chainSeconds: Double
+
+    public var totalSeconds: Double { inputSeconds + outputSeconds + ringSeconds + chainSeconds }
+
+    public var description: String {
+        String(format: "%.1f ms (input %.1f + output %.1f + ring %.1f + chain %.1f)",
+               totalSeconds * 1000, inputSeconds * 1000, outputSeconds * 1000, ringSeconds * 1000, chainSeconds * 1000)
+    }
+}
+
+/// What went wrong on the way, counted since the start.
+public struct LiveCounters: Equatable, Sendable {
+    /// Playback callbacks that found nothing to play, and host-reported output underflows.
+    public var underruns: Int
+    /// Input the host or the ring had to throw away.
+    public var overruns: Int
+    public var droppedFrames: Int
+    public var repeatedFrames: Int
+}
+
+/// Everything a device callback touches; built and prepared before any device starts.
+final class LiveCallbackContext: @unchecked Sendable {
+    var processor: any AudioProcessor
+    let inputChannels: Int
+    let outputChannels: Int
+    let maximumBlockFrames: Int
+    let scratch: AudioBuffer
+    let staging: UnsafeMutablePointer<Float>
+    let ring: RingBuffer
+    let playout: ElasticPlayout
+    let overruns = ManagedAtomic<Int>(0)
+    let hostUnderflows = ManagedAtomic<Int>(0)
+    /// Latest host timings, in microseconds: how old the input was, how far ahead the output is.
+    let inputMicroseconds = ManagedAtomic<Int>(0)
+    let outputMicroseconds = ManagedAtomic<Int>(0)
+
+    init(processor: any AudioProcessor, inputChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double, duplex: Bool) {
+        self.processor = processor
+        self.inputChannels = inputChannels
+        self.outputChannels = outputChannels
+        self.maximumBlockFrames = maximumBlockFrames
+        scratch = AudioBuffer(channelCount: inputChannels, capacityFrames: maximumBlockFrames)
+        staging = .allocate(capacity: maximumBlockFrames * outputChannels)
+        staging.initialize(repeating: 0, count: maximumBlockFrames * outputChannels)
+        ring = RingBuffer(minimumCapacity: Int(sampleRate) * outputChannels)  // a second: room for any backlog
+        // In one duplex callback every frame captured is played at once: nothing to keep in hand.
+        // Two streams tick apart, so keep one callback's worth plus a millisecond.
+        let millisecond = Int(sampleRate / 1000)
+        playout = ElasticPlayout(
+            ring: ring, channelCount: outputChannels,
+            targetFrames: duplex ? 0 : maximumBlockFrames + millisecond,
+            toleranceFrames: duplex ? millisecond : maximumBlockFrames + millisecond,
+            windowFrames: Int(sampleRate / 4), crossfadeFrames: 2 * millisecond,
+            maximumCallbackFrames: 4 * maximumBlockFrames)
+    }
+
+    deinit { staging.deallocate() }
+
+    /// Input → chain → ring, in slices of at most `maximumBlockFrames`. Real-time safe.
+    func process(_ input: UnsafePointer<Float>, frames: Int) {
+        var done = 0
+        while done < frames {
+            let count = min(maximumBlockFrames, frames - done)
+            var block = scratch.block(frameCount: count)
+            let source = input + done * inputChannels
+            for c in 0..<inputChannels {
+                let channel = block.channel(c)
+                for i in 0..<count { channel[i] = source[i * inputChannels + c] }
+            }
+            processor.process(&block)
+            for c in 0..<outputChannels {
+                let channel = block.channel(min(c, inputChannels - 1))
+                for i in 0..<count { staging[i * outputChannels + c] = channel[i] }
+            }
+            let wanted = count * outputChannels
+            if ring.write(UnsafeBufferPointer(start: staging, count: wanted)) < wanted {
+                overruns.wrappingIncrement(ordering: .relaxed)
+            }
+            done += count
+        }
+    }
+
+    func noteInput(_ time: PaStreamCallbackTimeInfo, flags: PaStreamCallbackFlags) {
+        if flags & PaStreamCallbackFlags(paInputOverflow) != 0 { overruns.wrappingIncrement(ordering: .relaxed) }
+        let age = time.currentTime - time.inputBufferAdcTime
+        if age.isFinite, age >= 0, age < 10 { inputMicroseconds.store(Int(age * 1e6), ordering: .relaxed) }
+    }
+
+    func noteOutput(_ time: PaStreamCallbackTimeInfo, flags: PaStreamCallbackFlags) {
+        if flags & PaStreamCallbackFlags(paOutputUnderflow) != 0 { hostUnderflows.wrappingIncrement(ordering: .relaxed) }
+        let ahead = time.outputBufferDacTime - time.currentTime
+        if ahead.isFinite, ahead >= 0, ahead < 10 { outputMicroseconds.store(Int(ahead * 1e6), ordering: .relaxed) }
+    }
+}
+
+private func duplexCallback(
+    input: UnsafeRawPointer?, output: UnsafeMutableRawPointer?, frames: UInt,
+    time: UnsafePointer<PaStreamCallbackTimeInfo>?, flags: PaStreamCallbackFlags, userData: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let userData, let output else { return Int32(paContinue.rawValue) }
+    Unmanaged<LiveCallbackContext>.fromOpaque(userData)._withUnsafeGuaranteedRef { context in
+        if let time { context.noteInput(time.pointee, flags: flags); context.noteOutput(time.pointee, flags: flags) }
+        if let input { context.process(input.assumingMemoryBound(to: Float.self), frames: Int(frames)) }
+        context.playout.play(output.assumingMemoryBound(to: Float.self), frames: Int(frames))
+    }
+    return Int32(paContinue.rawValue)
+}
+
+private func inputCallback(
+    input: UnsafeRawPointer?, output: UnsafeMutableRawPointer?, frames: UInt,
+    time: UnsafePointer<PaStreamCallbackTimeInfo>?, flags: PaStreamCallbackFlags, userData: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let userData, let input else { return Int32(paContinue.rawValue) }
+    Unmanaged<LiveCallbackContext>.fromOpaque(userData)._withUnsafeGuaranteedRef { context in
+        if let time { context.noteInput(time.pointee, flags: flags) }
+        context.process(input.assumingMemoryBound(to: Float.self), frames: Int(frames))
+    }
+    return Int32(paContinue.rawValue)
+}
+
+private func outputCallback(
+    input: UnsafeRawPointer?, output: UnsafeMutableRawPointer?, frames: UInt,
+    time: UnsafePointer<PaStreamCallbackTimeInfo>?, flags: PaStreamCallbackFlags, userData: UnsafeMutableRawPointer?
+) -> Int32 {
+    guard let userData, let output else { return Int32(paContinue.rawValue) }
+    Unmanaged<LiveCallbackContext>.fromOpaque(userData)._withUnsafeGuaranteedRef { context in
+        if let time { context.noteOutput(time.pointee, flags: flags) }
+        context.playout.play(output.assumingMemoryBound(to: Float.self), frames: Int(frames))
+    }
+    return Int32(paContinue.rawValue)
+}
+
+/// A processor between an input and an output device, run inside the device callback: no
+/// thread of its own, no queue to fall behind on. One duplex stream where the host allows it
+/// (one clock, capture and playback start together); otherwise two streams started back to
+/// back, with the elastic playout absorbing the difference between their clocks.
+///
+/// The processor is prepared before any device opens; the only state shared with the
+/// callback is `LiveCallbackContext`.
+public final class LiveAudioPath {
+    public let sampleRate: Double
+    public let callbackFrames: Int
+    public let chainLatencySamples: Int
+    /// One duplex stream (true) or two.
+    public let isDuplex: Bool
+    private let context: LiveCallbackContext
+    private var streams: [UnsafeMutableRawPointer] = []
+
+    public init(
+        processor: some AudioProcessor, input: AudioDeviceInfo, output: AudioDeviceInfo, sampleRate: Double,
+        inputChannels: Int, outputChannels: Int, latency: LiveLatency
+    ) throws {
+        try AudioDevices.ensureInitialized()
+        try EarshotError.validate(sampleRate: sampleRate)
+        try EarshotError.validate(channelCount: inputChannels)
+        try EarshotError.validate(channelCount: outputChannels)
+        guard inputChannels <= input.inputChannels else {
+            throw EarshotError.deviceFailure("'\(input.name)' has \(input.inputChannels) input channel(s), not \(inputChannels)")
+        }
+        guard outputChannels <= output.outputChannels else {
+            throw EarshotError.deviceFailure("'\(output.name)' has \(output.outputChannels) output channel(s), not \(outputChannels)")
+        }
+        self.sampleRate = sampleRate
+        callbackFrames = latency.callbackFrames(sampleRate: sampleRate)
+        var processor = processor
+        try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: callbackFrames, channelCount: inputChannels))
+        chainLatencySamples = processor.latencySamples
+
+        let inputInfo = Pa_GetDeviceInfo(PaDeviceIndex(input.index))!.pointee
+        let outputInfo = Pa_GetDeviceInfo(PaDeviceIndex(output.index))!.pointee
+        var inputParameters = PaStreamParameters(
+            device: PaDeviceIndex(input.index), channelCount: Int32(inputChannels), sampleFormat: PaSampleFormat(paFloat32),
+            suggestedLatency: latency == .low ? inputInfo.defaultLowInputLatency : inputInfo.defaultHighInputLatency,
+            hostApiSpecificStreamInfo: nil)
+        var outputParameters = PaStreamParameters(
+            device: PaDeviceIndex(output.index), channelCount: Int32(outputChannels), sampleFormat: PaSampleFormat(paFloat32),
+            suggestedLatency: latency == .low ? outputInfo.defaultLowOutputLatency : outputInfo.defaultHighOutputLatency,
+            hostApiSpecificStreamInfo: nil)
+        let frames = UInt(callbackFrames)
+
+        func open(_ input: UnsafePointer<PaStreamParameters>?, _ output: UnsafePointer<PaStreamParameters>?,
+                  _ context: LiveCallbackContext) -> (PaError, UnsafeMutableRawPointer?) {
+            var stream: UnsafeMutableRawPointer?
+            let user = Unmanaged.passUnretained(context).toOpaque(), flags = PaStreamFlags(paClipOff)
+            let status = withStandardErrorMuted {
+                switch (input, output) {
+                case (.some, .some): Pa_OpenStream(&stream, input, output, sampleRate, frames, flags, duplexCallback, user)
+                case (.some, nil): Pa_OpenStream(&stream, input, nil, sampleRate, frames, flags, inputCallback, user)
+                default: Pa_OpenStream(&stream, nil, output, sampleRate, frames, flags, outputCallback, user)
+                }
+            }
+            return (status, stream)
+        }
+
+        let duplexContext = LiveCallbackContext(
+            processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
+            maximumBlockFrames: callbackFrames, sampleRate: sampleRate, duplex: true)
+        let (status, duplex) = open(&inputParameters, &outputParameters, duplexContext)
+        if status == paNoError.rawValue, let duplex {
+            context = duplexContext
+            streams = [duplex]
+            isDuplex = true
+        } else {
+            context = LiveCallbackContext(
+                processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
+                maximumBlockFrames: callbackFrames, sampleRate: sampleRate, duplex: false)
+            let (outputStatus, outputStream) = open(nil, &outputParameters, context)
+            guard outputStatus == paNoError.rawValue, let outputStream else {
+                throw EarshotError.deviceFailure("cannot open '\(output.name)' at \(Int(sampleRate)) Hz: \(String(cString: Pa_GetErrorText(outputStatus)))")
+            }
+            let (inputStatus, inputStream) = open(&inputParameters, nil, context)
+            guard inputStatus == paNoError.rawValue, let inputStream else {
+                Pa_CloseStream(outputStream)
+                throw EarshotError.deviceFailure("cannot open '\(input.name)' at \(Int(sampleRate)) Hz: \(String(cString: Pa_GetErrorText(inputStatus)))")
+            }
+            streams = [outputStream, inputStream]
+            isDuplex = false
+        }
+    }
+
+    deinit { stop() }
+
+    /// Starts the device(s): playback first, so the first captured block has somewhere to go.
+    public func start() throws {
+        for stream in streams {
+            let status = withStandardErrorMuted { Pa_StartStream(stream) }
+            guard status == paNoError.rawValue else {
+                stop()
+                throw EarshotError.deviceFailure("cannot start the audio device: \(String(cString: Pa_GetErrorText(status)))")
+            }
+        }
+    }
+
+    /// Stops and closes the device(s); the processor's state is kept for reading.
+    public func stop() {
+        for stream in streams.reversed() {
+            Pa_StopStream(stream)
+            Pa_CloseStream(stream)
+        }
+        streams = []
+    }
+
+    /// Whether the host still runs the stream(s) (false after a device went away).
+    public var isRunning: Bool {
+        !streams.isEmpty && streams.allSatisfy { Pa_IsStreamActive($0) == 1 }
+    }
+
+    /// The delay now, from the host's timings, the ring and the chain.
+    public var latency: LatencyBudget {
+        LatencyBudget(
+            inputSeconds: Double(context.inputMicroseconds.load(ordering: .relaxed)) / 1e6,
+            outputSeconds: Double(context.outputMicroseconds.load(ordering: .relaxed)) / 1e6,
+            ringSeconds: Double(context.playout.lastFill.load(ordering: .relaxed)) / sampleRate,
+            chainSeconds: Double(chainLatencySamples) / sampleRate)
+    }
+
+    public var counters: LiveCounters {
+        LiveCounters(
+            underruns: context.playout.underruns.load(ordering: .relaxed) + context.hostUnderflows.load(ordering: .relaxed),
+            overruns: context.overruns.load(ordering: .relaxed),
+            droppedFrames: context.playout.droppedFrames.load(ordering: .relaxed),
+            repeatedFrames: context.playout.repeatedFrames.load(ordering: .relaxed))
+    }
+}

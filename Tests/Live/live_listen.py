@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""`earshot listen` live through a real sound server, measured from outside.
+
+PulseAudio runs in user mode with a private runtime directory. A stereo null sink, `probe`,
+carries two mono sinks remapped onto its channels: `room` (left), whose monitor is Earshot's
+microphone, and `headphones` (right), where Earshot plays. A 100 ms tone burst goes into the
+room every second; `probe.monitor` records both at once, on one clock, so the delay of every
+burst is measured to the sample. Both cores are loaded for a while in the middle of the run.
+
+Checks: every burst outside the loaded window (and a short recovery after it) arrives; the
+median added delay is at most --max-median-ms; the delay over the last 20 s is within
+--max-drift-ms of the first 20 s. Prints one line per 10 s and a summary; exit 1 on failure.
+"""
+import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time
+import numpy as np
+
+RATE = 48_000
+
+
+def sh(env, *args, **kw):
+    return subprocess.run(args, env=env, check=True, capture_output=True, text=True, **kw).stdout.strip()
+
+
+class SoundServer:
+    """A private PulseAudio: started here, stopped by its pid."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="earshot-pulse-")
+        self.env = dict(os.environ, XDG_RUNTIME_DIR=f"{self.dir}/run", HOME=f"{self.dir}/home",
+                        PULSE_RUNTIME_PATH=f"{self.dir}/run/pulse")
+        for d in ("run", "home"):
+            os.makedirs(f"{self.dir}/{d}", mode=0o700)
+        self.pid = None
+
+    def start(self):
+        if not shutil.which("pulseaudio"):
+            sys.exit("live test: pulseaudio is not installed (make test-live installs it)")
+        subprocess.run(["pulseaudio", "-n", "--daemonize=yes", "--exit-idle-time=-1", "--use-pid-file=yes",
+                        "--disallow-exit", f"--log-target=file:{self.dir}/pulse.log",
+                        "-L", "module-native-protocol-unix",
+                        "-L", f"module-null-sink sink_name=probe channels=2 rate={RATE} channel_map=front-left,front-right",
+                        "-L", "module-remap-sink sink_name=room master=probe channels=1 master_channel_map=front-left channel_map=mono remix=no",
+                        "-L", "module-remap-sink sink_name=headphones master=probe channels=1 master_channel_map=front-right channel_map=mono remix=no"],
+                       env=self.env, check=True, capture_output=True)
+        for _ in range(100):
+            try:
+                self.pid = int(open(f"{self.dir}/run/pulse/pid").read())
+                sh(self.env, "pactl", "info")
+                return
+            except (OSError, ValueError, subprocess.CalledProcessError):
+                time.sleep(0.1)
+        sys.exit("live test: PulseAudio did not start:\n" + open(f"{self.dir}/pulse.log").read()[-2000:])
+
+    def stop(self):
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGTERM)
+                for _ in range(50):
+                    os.kill(self.pid, 0)
+                    time.sleep(0.1)
+                os.kill(self.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def bursts(seconds, period=1.0, length=0.1, frequency=1000.0, level_dbfs=-20.0, first=0.5):
+    signal_ = np.zeros(int(seconds * RATE), np.float32)
+    n = int(length * RATE)
+    t = np.arange(n) / RATE
+    ramp = int(0.005 * RATE)
+    envelope = np.ones(n)
+    envelope[:ramp] = 0.5 - 0.5 * np.cos(np.pi * np.arange(ramp) / ramp)
+    envelope[-ramp:] = envelope[:ramp][::-1]
+    burst = (10 ** (level_dbfs / 20) * np.sin(2 * np.pi * frequency * t) * envelope).astype(np.float32)
+    onsets = np.arange(first, seconds - period + 1e-9, period)
+    for onset in onsets:
+        start = int(onset * RATE)
+        signal_[start:start + n] += burst
+    return signal_
+
+
+def envelope(x, smoothing=0.002):
+    k = max(1, int(smoothing * RATE))
+    return np.sqrt(np.convolve(x.astype(np.float64) ** 2, np.ones(k) / k, mode="same"))
+
+
+def onsets(x, threshold):
+    """Sample indices where the envelope first rises through threshold (after being below for 0.3 s)."""
+    above = x > threshold
+    rises = np.flatnonzero(above[1:] & ~above[:-1]) + 1
+    kept, last = [], -RATE
+    for r in rises:
+        if r - last > 0.3 * RATE:
+            kept.append(r)
+        last = r if r - last > 0.3 * RATE else last
+    return np.array(kept, int)
+
+
+def measure(recording, burst_peak):
+    room, heard = envelope(recording[:, 0]), envelope(recording[:, 1])
+    sent = onsets(room, 0.5 * burst_peak)
+    results = []
+    for s in sent:
+        window = heard[s:s + int(0.9 * RATE)]
+        peak = window.max(initial=0)
+        # Arrived: within 20 dB of what went in (the suppressor may lower a steady tone a little).
+        if peak < 0.1 * burst_peak:
+            results.append((s / RATE, None))
+            continue
+        onset = np.flatnonzero(window > 0.5 * peak)[0]
+        results.append((s / RATE, onset / RATE * 1000))
+    return results
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--earshot", required=True)
+    p.add_argument("--seconds", type=float, default=120)
+    p.add_argument("--load", default="50:70", help="START:END seconds with every core busy ('' for none)")
+    p.add_argument("--recovery", type=float, default=5, help="seconds after the load in which bursts may be missing")
+    p.add_argument("--max-median-ms", type=float, default=30)
+    p.add_argument("--max-drift-ms", type=float, default=5)
+    p.add_argument("--listen-args", default="", help="extra arguments for earshot listen")
+    p.add_argument("--json", help="write the per-burst delays here")
+    a = p.parse_args()
+
+    server = SoundServer()
+    procs = []
+    try:
+        server.start()
+        stim = bursts(a.seconds)
+        stim_path = f"{server.dir}/bursts.f32"
+        stim.tofile(stim_path)
+        rec_path = f"{server.dir}/probe.f32"
+        listen_env = dict(server.env, PULSE_SOURCE="room.monitor", PULSE_SINK="headphones")
+        listen_log = open(f"{server.dir}/listen.log", "w")
+        listen = subprocess.Popen([a.earshot, "listen", "--verbose", *a.listen_args.split()], env=listen_env,
+                                  stdout=listen_log, stderr=subprocess.STDOUT)
+        procs.append(listen)
+        time.sleep(2.0)  # let it open its devices and settle
+        if listen.poll() is not None:
+            sys.exit("live test: earshot listen exited early:\n" + open(f"{server.dir}/listen.log").read())
+        recorder = subprocess.Popen(["parec", "--device=probe.monitor", "--raw", "--format=float32le", f"--rate={RATE}",
+                                     "--channels=2", "--latency-msec=20"], env=server.env,
+                                    stdout=open(rec_path, "wb"))
+        procs.append(recorder)
+        time.sleep(0.3)
+        player = subprocess.Popen(["pacat", "--playback", "--device=room", "--raw", "--format=float32le", f"--rate={RATE}",
+                                   "--channels=1", "--latency-msec=20", stim_path], env=server.env)
+        procs.append(player)
+        started = time.monotonic()
+        load_window = [float(v) for v in a.load.split(":")] if a.load else None
+        loaders = []
+        while player.poll() is None:
+            elapsed = time.monotonic() - started
+            if load_window and not loaders and elapsed >= load_window[0]:
+                loaders = [subprocess.Popen([sys.executable, "-c", f"import time\nend=time.time()+{load_window[1]-load_window[0]}\nwhile time.time()<end: pass"])
+                           for _ in range(os.cpu_count() or 2)]
+                procs.extend(loaders)
+            time.sleep(0.05)
+        time.sleep(1.0)
+        recorder.terminate(); recorder.wait()
+        listen.send_signal(signal.SIGINT)
+        try:
+            listen.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            listen.kill()
+        listen_log.close()
+        log = open(f"{server.dir}/listen.log").read()
+
+        recording = np.fromfile(rec_path, np.float32)
+        recording = recording[: len(recording) // 2 * 2].reshape(-1, 2)
+        results = measure(recording, 10 ** (-20 / 20))
+        # Burst times on the stimulus' own clock: the first detected burst went out at 0.5 s.
+        base = results[0][0] - 0.5 if results else 0
+        lo, hi = (load_window[0], load_window[1] + a.recovery) if load_window else (1e9, 1e9)
+        missing = [round(t - base, 1) for t, d in results if d is None and not (lo <= t - base <= hi)]
+        missing_loaded = [round(t - base, 1) for t, d in results if d is None and lo <= t - base <= hi]
+        delays = [(t - base, d) for t, d in results if d is not None]
+        values = np.array([d for _, d in delays])
+        first = np.array([d for t, d in delays if t < 20.5])
+        last = np.array([d for t, d in delays if t >= a.seconds - 20.5])
+        for start in range(0, int(a.seconds), 10):
+            chunk = [d for t, d in delays if start <= t < start + 10]
+            gone = sum(1 for t, d in results if d is None and start <= t - base < start + 10)
+            print(f"  {start:4d}–{start + 10:<4d} s: delay {np.median(chunk) if chunk else float('nan'):6.1f} ms median, "
+                  f"{min(chunk) if chunk else float('nan'):6.1f}…{max(chunk) if chunk else float('nan'):6.1f}; missing {gone}")
+        summary = {
+            "bursts": len(results), "missing_outside_load": missing, "missing_in_load": missing_loaded,
+            "median_ms": float(np.median(values)) if len(values) else None,
+            "first20_ms": float(np.median(first)) if len(first) else None,
+            "last20_ms": float(np.median(last)) if len(last) else None,
+        }
+        drift = abs(summary["last20_ms"] - summary["first20_ms"]) if first.size and last.size else None
+        summary["drift_ms"] = drift
+        print("earshot listen said:\n" + "\n".join("  " + l for l in log.strip().splitlines()[-12:]))
+        print("summary: " + json.dumps(summary))
+        if a.json:
+            json.dump({"summary": summary, "delays": delays}, open(a.json, "w"), indent=1)
+        failures = []
+        expected = int((a.seconds - 1.0) / 1.0)
+        if len(results) < expected - 1:
+            failures.append(f"only {len(results)} of {expected} bursts were recorded going in")
+        if missing:
+            failures.append(f"bursts lost outside the loaded window at {missing} s")
+        if summary["median_ms"] is None or summary["median_ms"] > a.max_median_ms:
+            failures.append(f"median added delay {summary['median_ms']} ms > {a.max_median_ms} ms")
+        if drift is None or drift > a.max_drift_ms:
+            failures.append(f"delay over the last 20 s differs from the first 20 s by {drift} ms > {a.max_drift_ms} ms")
+        if failures:
+            print("FAIL: " + "; ".join(failures))
+            return 1
+        print("PASS: live delay bounded")
+        return 0
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+        server.stop()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
