@@ -26,12 +26,14 @@ let package = Package(
         systemLibrary("COpenBLAS", pkgConfig: "openblas", apt: "libopenblas-dev", brew: "openblas"),
         systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: "libspeexdsp-dev", brew: "speexdsp"),
 
+        .target(name: "CHostAudio", linkerSettings: [.linkedLibrary("asound", .when(platforms: [.linux]))]),
+
         .target(name: "EarshotCore"),
         .target(name: "EarshotDSP", dependencies: ["EarshotCore", "CFFTW"]),
         .target(
             name: "EarshotIO",
             dependencies: [
-                "EarshotCore", "EarshotDSP", "CSndFile", "CSoxr", "CPortAudio",
+                "EarshotCore", "EarshotDSP", "CSndFile", "CSoxr", "CPortAudio", "CHostAudio",
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),

@@ -1,4 +1,5 @@
 import Atomics
+import CHostAudio
 import CPortAudio
 import EarshotCore
 import Foundation
@@ -22,9 +23,10 @@ public enum DeviceDirection: String, Sendable {
 /// The machine's audio devices (ALSA, PulseAudio, JACK, Core Audio, … behind PortAudio).
 public enum AudioDevices {
     /// PortAudio is initialised once per process. Host back ends (ALSA above all) print
-    /// diagnostics straight to stderr while probing; those are muted so the only words a
-    /// user sees are Earshot's.
+    /// diagnostics straight to stderr while probing and on every glitch; those are muted so
+    /// the only words a user sees are Earshot's.
     private static let initialization: Result<Void, EarshotError> = withStandardErrorMuted {
+        earshot_silence_host_audio_diagnostics()
         let status = Pa_Initialize()
         return status == paNoError.rawValue
             ? .success(()) : .failure(.deviceFailure(String(cString: Pa_GetErrorText(status))))

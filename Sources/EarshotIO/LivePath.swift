@@ -12,6 +12,12 @@ public enum LiveLatency: String, CaseIterable, Sendable {
         let seconds = self == .low ? 0.0027 : 0.0107
         return max(16, Int((seconds * sampleRate).rounded()))
     }
+
+    /// The device latency to ask the host for: two callbacks' worth when low (the host rounds
+    /// up to what it can do), the host's own safe default when normal.
+    func suggestedSeconds(callbackFrames: Int, sampleRate: Double, hostHigh: Double) -> Double {
+        self == .low ? 2 * Double(callbackFrames) / sampleRate : max(hostHigh, 2 * Double(callbackFrames) / sampleRate)
+    }
 }
 
 /// Where the time between a sound reaching the microphone and leaving the headphones goes.
@@ -57,7 +63,6 @@ final class LiveCallbackContext: @unchecked Sendable {
     /// Latest host timings, in microseconds: how old the input was, how far ahead the output is.
     let inputMicroseconds = ManagedAtomic<Int>(0)
     let outputMicroseconds = ManagedAtomic<Int>(0)
-
     init(processor: any AudioProcessor, inputChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double, duplex: Bool) {
         self.processor = processor
         self.inputChannels = inputChannels
@@ -72,8 +77,8 @@ final class LiveCallbackContext: @unchecked Sendable {
         let millisecond = Int(sampleRate / 1000)
         playout = ElasticPlayout(
             ring: ring, channelCount: outputChannels,
-            targetFrames: duplex ? 0 : maximumBlockFrames + millisecond,
-            toleranceFrames: duplex ? millisecond : maximumBlockFrames + millisecond,
+            targetFrames: duplex ? 0 : 3 * millisecond / 2,
+            toleranceFrames: duplex ? millisecond : 3 * millisecond / 2,
             windowFrames: Int(sampleRate / 4), crossfadeFrames: 2 * millisecond,
             maximumCallbackFrames: 4 * maximumBlockFrames)
     }
@@ -123,9 +128,12 @@ private func duplexCallback(
 ) -> Int32 {
     guard let userData, let output else { return Int32(paContinue.rawValue) }
     Unmanaged<LiveCallbackContext>.fromOpaque(userData)._withUnsafeGuaranteedRef { context in
-        if let time { context.noteInput(time.pointee, flags: flags); context.noteOutput(time.pointee, flags: flags) }
         if let input { context.process(input.assumingMemoryBound(to: Float.self), frames: Int(frames)) }
         context.playout.play(output.assumingMemoryBound(to: Float.self), frames: Int(frames))
+        if let time {
+            context.noteInput(time.pointee, flags: flags)
+            context.noteOutput(time.pointee, flags: flags)
+        }
     }
     return Int32(paContinue.rawValue)
 }
@@ -148,16 +156,16 @@ private func outputCallback(
 ) -> Int32 {
     guard let userData, let output else { return Int32(paContinue.rawValue) }
     Unmanaged<LiveCallbackContext>.fromOpaque(userData)._withUnsafeGuaranteedRef { context in
-        if let time { context.noteOutput(time.pointee, flags: flags) }
         context.playout.play(output.assumingMemoryBound(to: Float.self), frames: Int(frames))
+        if let time { context.noteOutput(time.pointee, flags: flags) }
     }
     return Int32(paContinue.rawValue)
 }
 
-/// A processor between an input and an output device, run inside the device callback: no
-/// thread of its own, no queue to fall behind on. One duplex stream where the host allows it
-/// (one clock, capture and playback start together); otherwise two streams started back to
-/// back, with the elastic playout absorbing the difference between their clocks.
+/// A processor between an input and an output device, run inside the capture callback: no
+/// thread of its own, no queue to fall behind on. One duplex stream where the host runs both
+/// directions on one clock; otherwise two streams started back to back, with the elastic
+/// playout holding the ring between them at its target whatever the two clocks do.
 ///
 /// The processor is prepared before any device opens; the only state shared with the
 /// callback is `LiveCallbackContext`.
@@ -166,8 +174,8 @@ public final class LiveAudioPath {
     public let callbackFrames: Int
     public let chainLatencySamples: Int
     /// One duplex stream (true) or two.
-    public let isDuplex: Bool
-    private let context: LiveCallbackContext
+    public private(set) var isDuplex: Bool
+    private var context: LiveCallbackContext
     private var streams: [UnsafeMutableRawPointer] = []
 
     public init(
@@ -188,58 +196,78 @@ public final class LiveAudioPath {
         callbackFrames = latency.callbackFrames(sampleRate: sampleRate)
         var processor = processor
         try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: callbackFrames, channelCount: inputChannels))
+        // Run a quarter second of silence through once, so first-use costs (lazily allocated
+        // library buffers, page faults) are paid here and not in the first device callbacks.
+        let warmUp = AudioBuffer(channelCount: inputChannels, capacityFrames: callbackFrames)
+        for _ in 0..<max(1, Int(sampleRate / 4) / callbackFrames) {
+            var block = warmUp.block()
+            block.clear()
+            processor.process(&block)
+        }
+        processor.reset()
         chainLatencySamples = processor.latencySamples
 
         let inputInfo = Pa_GetDeviceInfo(PaDeviceIndex(input.index))!.pointee
         let outputInfo = Pa_GetDeviceInfo(PaDeviceIndex(output.index))!.pointee
-        var inputParameters = PaStreamParameters(
+        inputParameters = PaStreamParameters(
             device: PaDeviceIndex(input.index), channelCount: Int32(inputChannels), sampleFormat: PaSampleFormat(paFloat32),
-            suggestedLatency: latency == .low ? inputInfo.defaultLowInputLatency : inputInfo.defaultHighInputLatency,
+            suggestedLatency: latency.suggestedSeconds(callbackFrames: callbackFrames, sampleRate: sampleRate, hostHigh: inputInfo.defaultHighInputLatency),
             hostApiSpecificStreamInfo: nil)
-        var outputParameters = PaStreamParameters(
+        outputParameters = PaStreamParameters(
             device: PaDeviceIndex(output.index), channelCount: Int32(outputChannels), sampleFormat: PaSampleFormat(paFloat32),
-            suggestedLatency: latency == .low ? outputInfo.defaultLowOutputLatency : outputInfo.defaultHighOutputLatency,
+            suggestedLatency: latency.suggestedSeconds(callbackFrames: callbackFrames, sampleRate: sampleRate, hostHigh: outputInfo.defaultHighOutputLatency),
             hostApiSpecificStreamInfo: nil)
-        let frames = UInt(callbackFrames)
 
-        func open(_ input: UnsafePointer<PaStreamParameters>?, _ output: UnsafePointer<PaStreamParameters>?,
-                  _ context: LiveCallbackContext) -> (PaError, UnsafeMutableRawPointer?) {
-            var stream: UnsafeMutableRawPointer?
-            let user = Unmanaged.passUnretained(context).toOpaque(), flags = PaStreamFlags(paClipOff)
-            let status = withStandardErrorMuted {
-                switch (input, output) {
-                case (.some, .some): Pa_OpenStream(&stream, input, output, sampleRate, frames, flags, duplexCallback, user)
-                case (.some, nil): Pa_OpenStream(&stream, input, nil, sampleRate, frames, flags, inputCallback, user)
-                default: Pa_OpenStream(&stream, nil, output, sampleRate, frames, flags, outputCallback, user)
-                }
-            }
-            return (status, stream)
-        }
-
-        let duplexContext = LiveCallbackContext(
+        inputName = input.name
+        outputName = output.name
+        // ALSA (PulseAudio and PipeWire behind it among them) runs a duplex stream as two
+        // devices that PortAudio ticks together: where they land relative to each other at the
+        // start is luck (5 ms apart from one start to the next, measured), and after an underrun
+        // they stay further apart for good, out of reach of the ring. Two streams keep each
+        // device's own buffer at its fixed size, so all the slack is in the ring, where the
+        // elastic playout holds it at its target.
+        isDuplex = input.hostAPI != "ALSA" || output.hostAPI != "ALSA"
+        context = LiveCallbackContext(
             processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
-            maximumBlockFrames: callbackFrames, sampleRate: sampleRate, duplex: true)
-        let (status, duplex) = open(&inputParameters, &outputParameters, duplexContext)
-        if status == paNoError.rawValue, let duplex {
-            context = duplexContext
-            streams = [duplex]
-            isDuplex = true
+            maximumBlockFrames: callbackFrames, sampleRate: sampleRate, duplex: isDuplex)
+        if isDuplex, let duplex = try? openStreams() {
+            streams = duplex
         } else {
             context = LiveCallbackContext(
                 processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
                 maximumBlockFrames: callbackFrames, sampleRate: sampleRate, duplex: false)
-            let (outputStatus, outputStream) = open(nil, &outputParameters, context)
-            guard outputStatus == paNoError.rawValue, let outputStream else {
-                throw EarshotError.deviceFailure("cannot open '\(output.name)' at \(Int(sampleRate)) Hz: \(String(cString: Pa_GetErrorText(outputStatus)))")
-            }
-            let (inputStatus, inputStream) = open(&inputParameters, nil, context)
-            guard inputStatus == paNoError.rawValue, let inputStream else {
-                Pa_CloseStream(outputStream)
-                throw EarshotError.deviceFailure("cannot open '\(input.name)' at \(Int(sampleRate)) Hz: \(String(cString: Pa_GetErrorText(inputStatus)))")
-            }
-            streams = [outputStream, inputStream]
             isDuplex = false
+            streams = try openStreams()
         }
+    }
+
+    private var inputParameters: PaStreamParameters
+    private var outputParameters: PaStreamParameters
+    private var inputName = "", outputName = ""
+
+    /// Opens one duplex stream, or an output and an input stream, with the same parameters every time.
+    private func openStreams() throws -> [UnsafeMutableRawPointer] {
+        let user = Unmanaged.passUnretained(context).toOpaque(), flags = PaStreamFlags(paClipOff)
+        let frames = UInt(callbackFrames), rate = sampleRate
+        func failure(_ status: PaError, _ name: String) -> EarshotError {
+            .deviceFailure("cannot open '\(name)' at \(Int(rate)) Hz: \(String(cString: Pa_GetErrorText(status)))")
+        }
+        var stream: UnsafeMutableRawPointer?
+        if isDuplex {
+            let status = withStandardErrorMuted {
+                Pa_OpenStream(&stream, &inputParameters, &outputParameters, rate, frames, flags, duplexCallback, user)
+            }
+            guard status == paNoError.rawValue, let stream else { throw failure(status, inputName) }
+            return [stream]
+        }
+        var status = withStandardErrorMuted { Pa_OpenStream(&stream, nil, &outputParameters, rate, frames, flags, outputCallback, user) }
+        guard status == paNoError.rawValue, let output = stream else { throw failure(status, outputName) }
+        status = withStandardErrorMuted { Pa_OpenStream(&stream, &inputParameters, nil, rate, frames, flags, inputCallback, user) }
+        guard status == paNoError.rawValue, let input = stream else {
+            Pa_CloseStream(output)
+            throw failure(status, inputName)
+        }
+        return [output, input]
     }
 
     deinit { stop() }
@@ -262,6 +290,14 @@ public final class LiveAudioPath {
             Pa_CloseStream(stream)
         }
         streams = []
+    }
+
+    /// What the host says its buffers hold: input and output latency of the stream(s).
+    public var hostLatencySeconds: Double {
+        streams.reduce(0) { total, stream in
+            guard let info = Pa_GetStreamInfo(stream)?.pointee else { return total }
+            return total + info.inputLatency + info.outputLatency
+        }
     }
 
     /// Whether the host still runs the stream(s) (false after a device went away).

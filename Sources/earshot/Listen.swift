@@ -88,7 +88,7 @@ struct Listen: ParsableCommand {
             inputChannels: 1, outputChannels: min(2, output.outputChannels), latency: latency)
         if verbose {
             Terminal.note("\(chain.description) at \(Int(ceiling.maxOutputDbfs)) dBFS; \(input.name) → \(output.name), "
-                + "\(path.isDuplex ? "one duplex stream" : "two streams"), \(path.callbackFrames) frames per callback at \(Int(path.sampleRate)) Hz")
+                + "\(path.isDuplex ? "one duplex stream" : "two streams"), \(path.callbackFrames) frames per callback at \(Int(path.sampleRate)) Hz, host buffers \(String(format: "%.1f", path.hostLatencySeconds * 1000)) ms")
         }
         try path.start()
         var lastReport = Date()
