@@ -48,7 +48,7 @@ func measure<P: AudioProcessor>(_ make: () throws -> P, rate: Double, channels: 
     var allocations: Int?
     var worst = Double.infinity
     let seconds = try best(3) {
-        var processor = try make()
+        let processor = try make()
         try processor.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: block, channelCount: channels))
         allocation_counter_start()
         var position = 0

@@ -19,7 +19,7 @@ public struct AlertProbe {
         guard mix.count == alerts.count else {
             throw EarshotError.invalidArgument("the alert track has \(alerts.count) samples, the mix \(mix.count): they must match")
         }
-        var chain = try ListeningChain(detector: network, separate: separate, probeChannels: true, maximumOutputDBFS: nil)
+        let chain = try ListeningChain(detector: network, separate: separate, probeChannels: true, maximumOutputDBFS: nil)
         try chain.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: blockFrames, channelCount: 3))
         let latency = chain.latencySamples
         let rest = zip(mix, alerts).map { $0 - $1 }

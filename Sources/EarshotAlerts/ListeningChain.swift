@@ -6,7 +6,7 @@ import EarshotEnhance
 /// separation → output guard. The detector opens the gate while an alert sounds; the
 /// suppressor then lets the alert's tonal components through at unity gain while it keeps
 /// reducing the noise around them.
-public struct ListeningChain: AudioProcessor {
+public final class ListeningChain: AudioProcessor {
     public let detector: AlertDetector?
     private var chain = ProcessorChain()
 
@@ -34,9 +34,9 @@ public struct ListeningChain: AudioProcessor {
     public static func nativeRate(for rate: Double) -> Double { NoiseSuppressor.nativeRate(for: rate) }
 
     public var latencySamples: Int { chain.latencySamples }
-    public mutating func prepare(_ spec: ProcessSpec) throws { try chain.prepare(spec) }
-    public mutating func process(_ block: inout AudioBlock) { chain.process(&block) }
-    public mutating func reset() { chain.reset() }
+    public func prepare(_ spec: ProcessSpec) throws { try chain.prepare(spec) }
+    public func process(_ block: inout AudioBlock) { chain.process(&block) }
+    public func reset() { chain.reset() }
 
     /// What the chain does, for `--verbose`.
     public var description: String {

@@ -16,37 +16,42 @@ public struct ProcessSpec: Equatable, Sendable {
 /// `prepare` may allocate and may refuse a spec it cannot serve; `process` must be real-time
 /// safe — no allocation, lock, I/O or logging — and must give the same output whatever the
 /// block sizes, so a chain behaves identically on a file and on a live stream.
-public protocol AudioProcessor {
-    mutating func prepare(_ spec: ProcessSpec) throws
+///
+/// Processors are references: a processor is one stream's running state (filter memories,
+/// overlap-add tails, a network's recurrent state, buffers behind pointers), and a copy that
+/// silently shared or silently forked that state would be a bug either way. To run twice,
+/// make two. `EarshotTestSupport.ProcessorContract` proves every processor keeps the contract.
+public protocol AudioProcessor: AnyObject {
+    func prepare(_ spec: ProcessSpec) throws
     /// Transforms `block` in place. Its frame count is at most `spec.maximumBlockFrames`.
-    mutating func process(_ block: inout AudioBlock)
+    func process(_ block: inout AudioBlock)
     /// Forgets all signal history, as if freshly prepared.
-    mutating func reset()
+    func reset()
     /// The honest algorithmic delay: output sample n reflects input sample n - latencySamples.
     var latencySamples: Int { get }
 }
 
 /// Processors run one after the other; the chain's latency is the sum of theirs.
-public struct ProcessorChain: AudioProcessor {
+public final class ProcessorChain: AudioProcessor {
     public private(set) var processors: [any AudioProcessor]
 
     public init(_ processors: [any AudioProcessor] = []) {
         self.processors = processors
     }
 
-    public mutating func append(_ processor: any AudioProcessor) {
+    public func append(_ processor: any AudioProcessor) {
         processors.append(processor)
     }
 
-    public mutating func prepare(_ spec: ProcessSpec) throws {
+    public func prepare(_ spec: ProcessSpec) throws {
         for index in processors.indices { try processors[index].prepare(spec) }
     }
 
-    public mutating func process(_ block: inout AudioBlock) {
+    public func process(_ block: inout AudioBlock) {
         for index in processors.indices { processors[index].process(&block) }
     }
 
-    public mutating func reset() {
+    public func reset() {
         for index in processors.indices { processors[index].reset() }
     }
 

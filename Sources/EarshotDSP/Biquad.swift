@@ -96,7 +96,7 @@ public struct BiquadState: Sendable {
 }
 
 /// A cascade of biquad sections applied to every channel.
-public struct BiquadFilter: AudioProcessor {
+public final class BiquadFilter: AudioProcessor {
     public let sections: [BiquadCoefficients]
     private var states: [BiquadState] = []  // channel-major: channel * sections.count + section
     private var channelCount = 0
@@ -105,22 +105,22 @@ public struct BiquadFilter: AudioProcessor {
         self.sections = sections
     }
 
-    public init(_ kind: BiquadCoefficients.Kind, frequencyHz: Double, q: Double = 1 / 2.0.squareRoot(), sampleRate: Double) {
+    public convenience init(_ kind: BiquadCoefficients.Kind, frequencyHz: Double, q: Double = 1 / 2.0.squareRoot(), sampleRate: Double) {
         self.init(sections: [BiquadCoefficients(kind, frequencyHz: frequencyHz, q: q, sampleRate: sampleRate)])
     }
 
     public var latencySamples: Int { 0 }
 
-    public mutating func prepare(_ spec: ProcessSpec) throws {
+    public func prepare(_ spec: ProcessSpec) throws {
         channelCount = spec.channelCount
         states = [BiquadState](repeating: BiquadState(), count: spec.channelCount * sections.count)
     }
 
-    public mutating func reset() {
+    public func reset() {
         for i in states.indices { states[i].reset() }
     }
 
-    public mutating func process(_ block: inout AudioBlock) {
+    public func process(_ block: inout AudioBlock) {
         let sectionCount = sections.count
         sections.withUnsafeBufferPointer { sections in
             states.withUnsafeMutableBufferPointer { states in
@@ -148,7 +148,7 @@ extension BiquadFilter {
     public func zeroPhase(_ signal: [Float], sampleRate: Double) -> [Float] {
         guard !signal.isEmpty else { return [] }
         func pass(_ x: [Float]) -> [Float] {
-            var filter = BiquadFilter(sections: sections)
+            let filter = BiquadFilter(sections: sections)
             try? filter.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: x.count, channelCount: 1))
             let buffer = AudioBuffer(channels: [x])
             var block = buffer.block()

@@ -2,7 +2,7 @@ import EarshotCore
 import Foundation
 
 /// A fixed gain in decibels.
-public struct Gain: AudioProcessor {
+public final class Gain: AudioProcessor {
     public let gainDB: Double
     private let factor: Float
 
@@ -12,10 +12,10 @@ public struct Gain: AudioProcessor {
     }
 
     public var latencySamples: Int { 0 }
-    public mutating func prepare(_ spec: ProcessSpec) throws {}
-    public mutating func reset() {}
+    public func prepare(_ spec: ProcessSpec) throws {}
+    public func reset() {}
 
-    public mutating func process(_ block: inout AudioBlock) {
+    public func process(_ block: inout AudioBlock) {
         for c in 0..<block.channelCount {
             let samples = block.channel(c)
             for i in samples.indices { samples[i] *= factor }
@@ -29,7 +29,7 @@ public struct Gain: AudioProcessor {
 /// Gain drops instantly to whatever keeps the loudest channel at the ceiling and recovers
 /// over `releaseSeconds`, so the guard adds no delay; a final clamp catches rounding, and
 /// non-finite samples become silence.
-public struct OutputLevelGuard: AudioProcessor {
+public final class OutputLevelGuard: AudioProcessor {
     public let ceilingDBFS: Double
     public let releaseSeconds: Double
     private let ceiling: Float
@@ -45,16 +45,16 @@ public struct OutputLevelGuard: AudioProcessor {
 
     public var latencySamples: Int { 0 }
 
-    public mutating func prepare(_ spec: ProcessSpec) throws {
+    public func prepare(_ spec: ProcessSpec) throws {
         releaseCoefficient = Float(exp(-1 / (max(releaseSeconds, 1e-4) * spec.sampleRate)))
     }
 
-    public mutating func reset() { gain = 1 }
+    public func reset() { gain = 1 }
 
     /// The gain currently applied (1 when nothing is being limited).
     public var currentGain: Float { gain }
 
-    public mutating func process(_ block: inout AudioBlock) {
+    public func process(_ block: inout AudioBlock) {
         for i in 0..<block.frameCount {
             var loudest: Float = 0
             for c in 0..<block.channelCount {

@@ -37,7 +37,7 @@ public enum Loudness {
         let stepCount = length / step
         var stepEnergy = [Double](repeating: 0, count: stepCount)
         for channel in channels {
-            var filter = kWeighting(sampleRate: sampleRate)
+            let filter = kWeighting(sampleRate: sampleRate)
             let buffer = AudioBuffer(channels: [channel])
             try? filter.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: length, channelCount: 1))
             var block = buffer.block()

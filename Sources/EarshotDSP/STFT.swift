@@ -126,7 +126,7 @@ public protocol SpectralStage {
 /// Each output sample leaves as soon as no later frame can add to it: the algorithmic delay is
 /// `frameSize − 1 − synthesisStart` samples (`frameSize − 1` for a full-length synthesis
 /// window, about twice the hop for `STFTConfiguration.lowDelay`).
-public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
+public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
     public let configuration: STFTConfiguration
     public private(set) var stage: Stage
     private var channels: [ChannelState] = []
@@ -168,7 +168,7 @@ public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
 
     public var latencySamples: Int { configuration.frameSize - 1 - configuration.synthesisStart }
 
-    public mutating func prepare(_ spec: ProcessSpec) throws {
+    public func prepare(_ spec: ProcessSpec) throws {
         gains = try configuration.reconstructionGains()
         let transform = RealFFT(size: configuration.frameSize)
         fft = transform
@@ -178,12 +178,12 @@ public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         }
     }
 
-    public mutating func reset() {
+    public func reset() {
         for channel in channels { channel.reset() }
         stage.reset()
     }
 
-    public mutating func process(_ block: inout AudioBlock) {
+    public func process(_ block: inout AudioBlock) {
         guard let fft else { preconditionFailure("SpectralProcessor.process before prepare") }
         for c in 0..<min(block.channelCount, channels.count) {
             let state = channels[c]
@@ -198,7 +198,7 @@ public struct SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         }
     }
 
-    private mutating func synthesizeFrame(_ state: ChannelState, channel: Int, fft: RealFFT) {
+    private func synthesizeFrame(_ state: ChannelState, channel: Int, fft: RealFFT) {
         let n = configuration.frameSize, hop = configuration.hop
         configuration.analysisWindow.withUnsafeBufferPointer { window in
             state.collector.history.withUnsafeBufferPointer { frame in

@@ -35,7 +35,7 @@ import Foundation
 /// alert) and the alert is added back at unity gain. It is the chain
 /// `input → separator → (rest → suppressor) + alert → output` inside one STFT, so it adds no
 /// delay; with the gate closed the output is the suppressor's alone, sample for sample.
-public struct NoiseSuppressor: AudioProcessor {
+public final class NoiseSuppressor: AudioProcessor {
     /// Where the gains come from.
     public enum Model: String, CaseIterable, Sendable {
         /// The recurrent network: clearly better on real noisy speech.
@@ -81,7 +81,7 @@ public struct NoiseSuppressor: AudioProcessor {
 
     public var latencySamples: Int { processor?.latencySamples ?? 0 }
 
-    public mutating func prepare(_ spec: ProcessSpec) throws {
+    public func prepare(_ spec: ProcessSpec) throws {
         guard Self.nativeRates.contains(spec.sampleRate) else {
             throw EarshotError.invalidArgument("the noise suppressor runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
         }
@@ -96,16 +96,16 @@ public struct NoiseSuppressor: AudioProcessor {
             floor: Float(Decibels.toAmplitude(-strengthDB)), trainingFrames: max(1, Int(trainingSeconds * spec.sampleRate) / hop),
             noiseSmoothing: Float(pow(0.85, Double(hop) / spec.sampleRate / 0.01)), gainTaps: 64 * scale,
             alertGate: alertGate, probeChannels: probeChannels, framesPerBlock: spec.maximumBlockFrames / hop + 2)
-        var processor = SpectralProcessor(configuration: configuration, stage: stage)
+        let processor = SpectralProcessor(configuration: configuration, stage: stage)
         try processor.prepare(spec)
         self.processor = processor
     }
 
-    public mutating func process(_ block: inout AudioBlock) {
+    public func process(_ block: inout AudioBlock) {
         processor!.process(&block)
     }
 
-    public mutating func reset() {
+    public func reset() {
         processor?.reset()
     }
 }

@@ -194,7 +194,7 @@ public final class LiveAudioPath {
         }
         self.sampleRate = sampleRate
         callbackFrames = latency.callbackFrames(sampleRate: sampleRate)
-        var processor = processor
+        let processor = processor
         try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: callbackFrames, channelCount: inputChannels))
         // Run a quarter second of silence through once, so first-use costs (lazily allocated
         // library buffers, page faults) are paid here and not in the first device callbacks.

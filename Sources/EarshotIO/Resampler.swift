@@ -191,7 +191,7 @@ extension Resampler {
         let source = try ResampledSource(MemorySource(channels: channels, sampleRate: inputRate), sampleRate: outputRate)
         let sink = MemorySink(channelCount: channels.count)
         var chain = ProcessorChain()
-        try Runner(blockFrames: 8192).run(source: source, chain: &chain, sink: sink)
+        try Runner(blockFrames: 8192).run(source: source, chain: chain, sink: sink)
         return sink.channels
     }
 }

@@ -38,9 +38,9 @@ public struct Runner {
     /// Runs `chain` over everything `source` gives and hands the result to `sink`. On any
     /// failure the sink is discarded (no half-written file) and the error rethrown.
     @discardableResult
-    public func run<Chain: AudioProcessor>(source: AudioSource, chain: inout Chain, sink: AudioSink) throws -> RunReport {
+    public func run(source: AudioSource, chain: some AudioProcessor, sink: AudioSink) throws -> RunReport {
         do {
-            let report = try process(source: source, chain: &chain, sink: sink)
+            let report = try process(source: source, chain: chain, sink: sink)
             try sink.finish()
             return report
         } catch {
@@ -49,7 +49,7 @@ public struct Runner {
         }
     }
 
-    private func process<Chain: AudioProcessor>(source: AudioSource, chain: inout Chain, sink: AudioSink) throws -> RunReport {
+    private func process(source: AudioSource, chain: some AudioProcessor, sink: AudioSink) throws -> RunReport {
         let channels = source.channelCount
         try chain.prepare(ProcessSpec(sampleRate: source.sampleRate, maximumBlockFrames: blockFrames, channelCount: channels))
         let latency = chain.latencySamples

@@ -49,7 +49,7 @@ struct Convert: ParsableCommand {
         var chain = ProcessorChain()
         try Runner(blockFrames: 4096, progress: { _ in
             if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
-        }).run(source: converted, chain: &chain, sink: sink)
+        }).run(source: converted, chain: chain, sink: sink)
         reportClipping(sink)
         progress.finish()
     }

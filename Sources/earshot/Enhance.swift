@@ -40,7 +40,7 @@ struct Enhance: ParsableCommand {
         let progress = ProgressBar(label: "Enhancing", total: total)
         let report = try Runner(blockFrames: 1024, progress: { _ in
             if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
-        }).run(source: processed, chain: &suppressor, sink: sink)
+        }).run(source: processed, chain: suppressor, sink: sink)
         reportClipping(sink)
         progress.finish()
         if verbose {

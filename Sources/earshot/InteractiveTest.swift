@@ -43,7 +43,7 @@ struct InteractiveTest {
                 let playback = try DevicePlayback(device: output, sampleRate: Self.sampleRate, channelCount: 2)
                 var guardStage = OutputLevelGuard(ceilingDBFS: min(0, ceiling + 0.5))
                 try Runner(blockFrames: 512, compensateLatency: false)
-                    .run(source: MemorySource(channels: channels, sampleRate: Self.sampleRate), chain: &guardStage, sink: playback)
+                    .run(source: MemorySource(channels: channels, sampleRate: Self.sampleRate), chain: guardStage, sink: playback)
             } else {
                 usleep(1_000_000)  // as long as a tone would have lasted
             }

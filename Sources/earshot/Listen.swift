@@ -146,7 +146,7 @@ struct Listen: ParsableCommand {
             let milliseconds = Double(chain.latencySamples) / source.sampleRate * 1000
             Terminal.note("\(chain.description) at \(Int(ceiling.maxOutputDbfs)) dBFS; algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
         }
-        try runner.run(source: source, chain: &chain, sink: sink)
+        try runner.run(source: source, chain: chain, sink: sink)
         reportClipping(sink)
     }
 }

@@ -43,7 +43,7 @@ struct Play: ParsableCommand {
         let progress = ProgressBar(label: "Playing on \(output.name)", total: reader.info.frameCount)
         try Runner(blockFrames: 1024, compensateLatency: false, stop: interruptRequested, progress: { _ in
             progress.update(reader.framesRead)
-        }).run(source: source, chain: &chain, sink: playback)
+        }).run(source: source, chain: chain, sink: playback)
         progress.finish()
         if playback.underrunSamples > 0 {
             Terminal.note("warning: the device ran dry for \(playback.underrunSamples) samples")

@@ -42,7 +42,7 @@ struct Record: ParsableCommand {
         let report = try Runner(
             blockFrames: 1024, compensateLatency: false, maximumFrames: total, stop: interruptRequested,
             progress: progress.update
-        ).run(source: capture, chain: &chain, sink: sink)
+        ).run(source: capture, chain: chain, sink: sink)
         reportClipping(sink)
         capture.close()
         progress.finish()

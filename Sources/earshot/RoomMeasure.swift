@@ -127,7 +127,7 @@ struct RoomMeasure: ParsableCommand {
             var guardStage = OutputLevelGuard(ceilingDBFS: -1)
             do {
                 try Runner(blockFrames: 1024, compensateLatency: false, stop: interruptRequested)
-                    .run(source: MemorySource(channels: [played], sampleRate: sweep.sampleRate), chain: &guardStage, sink: handedOver)
+                    .run(source: MemorySource(channels: [played], sampleRate: sweep.sampleRate), chain: guardStage, sink: handedOver)
             } catch {
                 playbackError.store(true, ordering: .relaxed)
             }
@@ -136,7 +136,7 @@ struct RoomMeasure: ParsableCommand {
         let sink = MemorySink(channelCount: 1)
         var chain = ProcessorChain()
         try Runner(blockFrames: 1024, compensateLatency: false, maximumFrames: played.count, stop: interruptRequested)
-            .run(source: capture, chain: &chain, sink: sink)
+            .run(source: capture, chain: chain, sink: sink)
         capture.close()
         while player.isExecuting { usleep(10_000) }
         guard !playbackError.load(ordering: .relaxed) else { throw EarshotError.deviceFailure("playback of the sweep failed") }

@@ -8,7 +8,7 @@ import Testing
     func detect(_ samples: [Float], sampleRate: Double, blockFrames: Int = 512) throws -> (SoundActivityDetector, [SoundEvent]) {
         var detector = SoundActivityDetector()
         let sink = MemorySink(channelCount: 1)
-        try Runner(blockFrames: blockFrames).run(source: MemorySource(channels: [samples], sampleRate: sampleRate), chain: &detector, sink: sink)
+        try Runner(blockFrames: blockFrames).run(source: MemorySource(channels: [samples], sampleRate: sampleRate), chain: detector, sink: sink)
         detector.finish()
         #expect(sink.channels[0] == samples, "the detector passes audio through untouched")
         return (detector, detector.events)

@@ -2,21 +2,25 @@ import EarshotCore
 import Testing
 
 /// Adds a constant and reports a fixed latency: enough to see the chain's bookkeeping.
-struct Offset: AudioProcessor {
+final class Offset: AudioProcessor {
     let amount: Float
     let latencySamples: Int
     var prepared: ProcessSpec?
     var resets = 0
-    mutating func prepare(_ spec: ProcessSpec) throws { prepared = spec }
-    mutating func process(_ block: inout AudioBlock) {
+    init(amount: Float, latencySamples: Int) {
+        self.amount = amount
+        self.latencySamples = latencySamples
+    }
+    func prepare(_ spec: ProcessSpec) throws { prepared = spec }
+    func process(_ block: inout AudioBlock) {
         for c in 0..<block.channelCount { for i in block.channel(c).indices { block.channel(c)[i] += amount } }
     }
-    mutating func reset() { resets += 1 }
+    func reset() { resets += 1 }
 }
 
 @Suite struct ProcessorChainTests {
     @Test func runsInOrderAndSumsLatency() throws {
-        var chain = ProcessorChain([Offset(amount: 1, latencySamples: 3), Offset(amount: 2, latencySamples: 4)])
+        let chain = ProcessorChain([Offset(amount: 1, latencySamples: 3), Offset(amount: 2, latencySamples: 4)])
         let spec = ProcessSpec(sampleRate: 16_000, maximumBlockFrames: 8, channelCount: 2)
         try chain.prepare(spec)
         #expect(chain.latencySamples == 7)

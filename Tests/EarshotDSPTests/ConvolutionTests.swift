@@ -57,7 +57,7 @@ import Testing
     @Test func stereoResponsePerChannelAndMonoShared() throws {
         let left = noise(count: 100, seed: 9), right = noise(count: 100, seed: 10)
         let input = [noise(count: 2000, seed: 11), noise(count: 2000, seed: 12)]
-        var convolver = try PartitionedConvolver(response: [left, right], partitionSize: 64)
+        let convolver = try PartitionedConvolver(response: [left, right], partitionSize: 64)
         try convolver.prepare(ProcessSpec(sampleRate: 48_000, maximumBlockFrames: 2000, channelCount: 2))
         let buffer = AudioBuffer(channels: input)
         var block = buffer.block()
@@ -67,7 +67,7 @@ import Testing
             let got = Array(buffer.channel(c)[63..<2000])
             #expect(relativeError(got, Array(expected[0..<(2000 - 63)])) < 1e-5)
         }
-        var mismatched = try PartitionedConvolver(response: [left, right], partitionSize: 64)
+        let mismatched = try PartitionedConvolver(response: [left, right], partitionSize: 64)
         #expect(throws: EarshotError.self) {
             try mismatched.prepare(ProcessSpec(sampleRate: 48_000, maximumBlockFrames: 64, channelCount: 3))
         }

@@ -53,7 +53,7 @@ import Testing
 
     @Test func refusesWindowsThatOverlapToZero() {
         // Hann windows with no overlap vanish at the frame edges: nothing recovers those samples.
-        var processor = SpectralProcessor(
+        let processor = SpectralProcessor(
             configuration: STFTConfiguration(frameSize: 64, hop: 64, analysis: .hann, synthesis: .hann),
             stage: IdentitySpectralStage())
         #expect(throws: EarshotError.self) {

@@ -10,7 +10,7 @@ import Testing
 
     /// Runs a suppressor over channels in blocks of 160 and returns the output, delay removed.
     func process(_ suppressor: NoiseSuppressor, _ channels: [[Float]]) throws -> [[Float]] {
-        var suppressor = suppressor
+        let suppressor = suppressor
         try suppressor.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 160, channelCount: channels.count))
         let latency = suppressor.latencySamples
         let padded = channels.map { $0 + [Float](repeating: 0, count: latency) }
@@ -67,8 +67,8 @@ import Testing
         let tone = (0..<count).map { n in (16_000..<32_000).contains(n) ? Float(0.05 * sin(2 * Double.pi * 3100 * Double(n) / rate)) : 0 }
         let mix = zip(noise(count: count, seed: 5, amplitude: 0.1), tone).map { $0 + $1 }
         let gate = AlertGate()
-        var separating = try NoiseSuppressor(alertGate: gate)
-        var plain = try NoiseSuppressor()
+        let separating = try NoiseSuppressor(alertGate: gate)
+        let plain = try NoiseSuppressor()
         try separating.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 160, channelCount: 1))
         try plain.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 160, channelCount: 1))
         let a = AudioBuffer(channels: [mix]), b = AudioBuffer(channels: [mix])

@@ -43,23 +43,23 @@ func rmsDB(_ x: ArraySlice<Float>) -> Double {
 
 func enhance(_ x: [Float], rate: Double, model: NoiseSuppressor.Model = .learned, strength: Double = 22,
              block: Int = 160) throws -> (output: [Float], latency: Int) {
-    var suppressor = try NoiseSuppressor(model: model, strengthDB: strength)
+    let suppressor = try NoiseSuppressor(model: model, strengthDB: strength)
     let sink = MemorySink(channelCount: 1)
-    let report = try Runner(blockFrames: block).run(source: MemorySource(channels: [x], sampleRate: rate), chain: &suppressor, sink: sink)
+    let report = try Runner(blockFrames: block).run(source: MemorySource(channels: [x], sampleRate: rate), chain: suppressor, sink: sink)
     return (sink.channels[0], report.latencySamples)
 }
 
 @Suite struct NoiseSuppressorTests {
     @Test(arguments: [16_000.0, 48_000.0])
     func delayIsUnderTenMilliseconds(rate: Double) throws {
-        var suppressor = try NoiseSuppressor()
+        let suppressor = try NoiseSuppressor()
         try suppressor.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 480, channelCount: 1))
         let milliseconds = Double(suppressor.latencySamples) / rate * 1000
         #expect(milliseconds > 7 && milliseconds <= 10, "\(milliseconds) ms")
     }
 
     @Test func refusesOtherRatesAndStrengths() throws {
-        var suppressor = try NoiseSuppressor()
+        let suppressor = try NoiseSuppressor()
         #expect(throws: EarshotError.self) { try suppressor.prepare(ProcessSpec(sampleRate: 44_100, maximumBlockFrames: 64, channelCount: 1)) }
         #expect(throws: EarshotError.self) { try NoiseSuppressor(strengthDB: -3) }
         #expect(throws: EarshotError.self) { try NoiseSuppressor(strengthDB: .nan) }

@@ -11,7 +11,7 @@ import Testing
         let source = try ResampledSource(MemorySource(channels: [signal], sampleRate: from), sampleRate: to, inputBlockFrames: blockFrames)
         let sink = MemorySink(channelCount: 1)
         var chain = ProcessorChain()
-        try Runner(blockFrames: 1000).run(source: source, chain: &chain, sink: sink)
+        try Runner(blockFrames: 1000).run(source: source, chain: chain, sink: sink)
         return sink.channels[0]
     }
 
@@ -211,7 +211,7 @@ import Testing
             var fileChain = makeChain()
             let reader = try AudioFileReader(path: inputPath)
             let writer = try AudioFileWriter(path: outputPath, format: OutputFormat(container: .wav, sampleFormat: .f32), sampleRate: 16_000, channelCount: 2)
-            let report = try Runner().run(source: reader, chain: &fileChain, sink: writer)
+            let report = try Runner().run(source: reader, chain: fileChain, sink: writer)
             #expect(report.inputFrames == 24_011 && report.outputFrames == 24_011)
             // A periodic square-root Hann starts at zero, so a 128-point frame delays by 126 samples.
             #expect(report.latencySamples == 126)
@@ -228,7 +228,7 @@ import Testing
                 var chain = makeChain()
                 try Runner(blockFrames: blockFrames).run(
                     source: try RawPCMReader(descriptor: input, encoding: .f32le, sampleRate: 16_000, channelCount: 2),
-                    chain: &chain, sink: RawPCMWriter(descriptor: output, encoding: .f32le))
+                    chain: chain, sink: RawPCMWriter(descriptor: output, encoding: .f32le))
                 close(input)
                 close(output)
                 let streamed = try Data(contentsOf: rawOut).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
@@ -239,7 +239,7 @@ import Testing
             }
             // Latency compensation really aligned the output: apart from the (zero-latency)
             // high-pass, the sine comes back 3 dB down, in place.
-            var highPass = BiquadFilter(.highPass, frequencyHz: 80, sampleRate: 16_000)
+            let highPass = BiquadFilter(.highPass, frequencyHz: 80, sampleRate: 16_000)
             try highPass.prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: right.count, channelCount: 1))
             let expected = AudioBuffer(channels: [right])
             var whole = expected.block()
@@ -265,7 +265,7 @@ import Testing
             let writer = try AudioFileWriter(path: dir.appendingPathComponent("out.wav").path,
                                              format: OutputFormat(container: .wav), sampleRate: 16_000, channelCount: 1)
             var chain = ProcessorChain()
-            #expect(throws: EarshotError.self) { try Runner().run(source: FailingSource(), chain: &chain, sink: writer) }
+            #expect(throws: EarshotError.self) { try Runner().run(source: FailingSource(), chain: chain, sink: writer) }
             #expect(try contents(of: dir).isEmpty)
         }
     }
@@ -274,12 +274,12 @@ import Testing
         let source = MemorySource(channels: [noise(count: 10_000, seed: 1)], sampleRate: 16_000)
         let sink = MemorySink(channelCount: 1)
         var chain = ProcessorChain()
-        let report = try Runner(blockFrames: 300, maximumFrames: 1000).run(source: source, chain: &chain, sink: sink)
+        let report = try Runner(blockFrames: 300, maximumFrames: 1000).run(source: source, chain: chain, sink: sink)
         #expect(report.inputFrames == 1000 && sink.channels[0].count == 1000 && sink.finished)
         let stop = ManagedAtomic(false)
         let stopped = MemorySink(channelCount: 1)
         let runner = Runner(blockFrames: 100, stop: stop, progress: { if $0 >= 500 { stop.store(true, ordering: .relaxed) } })
-        try runner.run(source: source, chain: &chain, sink: stopped)
+        try runner.run(source: source, chain: chain, sink: stopped)
         #expect(stopped.channels[0].count == 500)
     }
 }

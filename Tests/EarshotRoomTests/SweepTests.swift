@@ -16,7 +16,7 @@ import Testing
     }
 
     func apply(_ filter: BiquadFilter, delay: Int, to x: [Float]) throws -> [Float] {
-        var f = filter
+        let f = filter
         try f.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: x.count + delay, channelCount: 1))
         let buffer = AudioBuffer(channels: [[Float](repeating: 0, count: delay) + x])
         var block = buffer.block()
