@@ -5,7 +5,6 @@
 #endif
 
 #if defined(__GLIBC__)
-#include <stdatomic.h>
 #include <stddef.h>
 
 extern void *__libc_malloc(size_t);
@@ -13,11 +12,14 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
-static atomic_int counting = 0;
-static atomic_long allocations = 0;
+// Per thread, so tests running in parallel on other threads do not count here. Initial-exec
+// TLS needs no allocation of its own, which matters inside malloc.
+#define THREAD_LOCAL _Thread_local __attribute__((tls_model("initial-exec")))
+static THREAD_LOCAL int counting = 0;
+static THREAD_LOCAL long allocations = 0;
 
 static inline void count(void) {
-    if (atomic_load_explicit(&counting, memory_order_relaxed)) atomic_fetch_add_explicit(&allocations, 1, memory_order_relaxed);
+    if (counting) allocations += 1;
 }
 
 // The executable's definitions take precedence over libc's for the whole process.
@@ -35,8 +37,8 @@ int posix_memalign(void **out, size_t alignment, size_t size) {
 }
 
 int allocation_counter_supported(void) { return 1; }
-void allocation_counter_start(void) { atomic_store(&allocations, 0); atomic_store(&counting, 1); }
-long allocation_counter_stop(void) { atomic_store(&counting, 0); return atomic_load(&allocations); }
+void allocation_counter_start(void) { allocations = 0; counting = 1; }
+long allocation_counter_stop(void) { counting = 0; return allocations; }
 #else
 int allocation_counter_supported(void) { return 0; }
 void allocation_counter_start(void) {}

@@ -4,11 +4,20 @@ import EarshotEnhance
 
 /// The hearing-aid path with alert awareness: detector → noise suppressor with alert
 /// separation → output guard. The detector opens the gate while an alert sounds; the
-/// suppressor then lets the alert's tonal components through at unity gain while it keeps
-/// reducing the noise around them.
+/// suppressor then lets the alert's tonal components through while it keeps reducing the
+/// noise around them.
+///
+/// The gate is read by the suppressor once per hop, when a frame completes. So that the gate
+/// it reads never depends on how the input was cut into blocks, every block is worked through
+/// in slices that end on the suppressor's hop boundaries: when a frame completes, the detector
+/// has heard exactly the samples up to that frame's last one, whatever the block size.
 public final class ListeningChain: AudioProcessor {
     public let detector: AlertDetector?
-    private var chain = ProcessorChain()
+    public let suppressor: NoiseSuppressor?
+    public let outputGuard: OutputLevelGuard?
+    private var hop = 1
+    /// Samples into the current hop.
+    private var phase = 0
 
     /// - Parameters:
     ///   - enhance: reduce noise (`strengthDB` at most) with the suppressor's `model`.
@@ -22,9 +31,8 @@ public final class ListeningChain: AudioProcessor {
                 separate: Bool = true, probeChannels: Bool = false, maximumOutputDBFS: Double?) throws {
         let gate = network != nil && separate && enhance ? AlertGate() : nil
         detector = network.map { AlertDetector(network: $0, settings: alertSettings, gate: gate, channel: probeChannels ? 0 : nil) }
-        if let detector { chain.append(detector) }
-        if enhance { chain.append(try NoiseSuppressor(model: model, strengthDB: strengthDB, alertGate: gate, probeChannels: probeChannels)) }
-        if let maximumOutputDBFS { chain.append(OutputLevelGuard(ceilingDBFS: maximumOutputDBFS)) }
+        suppressor = enhance ? try NoiseSuppressor(model: model, strengthDB: strengthDB, alertGate: gate, probeChannels: probeChannels) : nil
+        outputGuard = maximumOutputDBFS.map { OutputLevelGuard(ceilingDBFS: $0) }
     }
 
     /// The rate devices run at, live.
@@ -33,20 +41,42 @@ public final class ListeningChain: AudioProcessor {
     /// The rate to resample an input at `rate` to.
     public static func nativeRate(for rate: Double) -> Double { NoiseSuppressor.nativeRate(for: rate) }
 
-    public var latencySamples: Int { chain.latencySamples }
-    public func prepare(_ spec: ProcessSpec) throws { try chain.prepare(spec) }
-    public func process(_ block: inout AudioBlock) { chain.process(&block) }
-    public func reset() { chain.reset() }
+    public var latencySamples: Int { suppressor?.latencySamples ?? 0 }
+
+    public func prepare(_ spec: ProcessSpec) throws {
+        try detector?.prepare(spec)
+        try suppressor?.prepare(spec)
+        try outputGuard?.prepare(spec)
+        hop = suppressor?.hop ?? spec.maximumBlockFrames
+        phase = 0
+    }
+
+    public func process(_ block: inout AudioBlock) {
+        var done = 0
+        while done < block.frameCount {
+            let count = min(hop - phase, block.frameCount - done)
+            var slice = block.frames(from: done, count: count)
+            detector?.process(&slice)
+            suppressor?.process(&slice)
+            outputGuard?.process(&slice)
+            phase = (phase + count) % hop
+            done += count
+        }
+    }
+
+    public func reset() {
+        detector?.reset()
+        suppressor?.reset()
+        outputGuard?.reset()
+        phase = 0
+    }
 
     /// What the chain does, for `--verbose`.
     public var description: String {
-        chain.processors.map { processor -> String in
-            switch processor {
-            case is AlertDetector: "alert detector"
-            case let suppressor as NoiseSuppressor: suppressor.alertGate == nil ? "noise suppressor" : "noise suppressor with alert separation"
-            case is OutputLevelGuard: "output guard"
-            default: "\(type(of: processor))"
-            }
-        }.joined(separator: " → ")
+        var stages: [String] = []
+        if detector != nil { stages.append("alert detector") }
+        if let suppressor { stages.append(suppressor.alertGate == nil ? "noise suppressor" : "noise suppressor with alert separation") }
+        if outputGuard != nil { stages.append("output guard") }
+        return stages.isEmpty ? "pass-through" : stages.joined(separator: " → ")
     }
 }

@@ -81,6 +81,10 @@ public final class NoiseSuppressor: AudioProcessor {
 
     public var latencySamples: Int { processor?.latencySamples ?? 0 }
 
+    /// Samples between frames once prepared (4 ms): the gains, and the alert gate's state,
+    /// change only on these boundaries.
+    public var hop: Int { processor?.configuration.hop ?? 1 }
+
     public func prepare(_ spec: ProcessSpec) throws {
         guard Self.nativeRates.contains(spec.sampleRate) else {
             throw EarshotError.invalidArgument("the noise suppressor runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
