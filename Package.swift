@@ -24,7 +24,6 @@ let package = Package(
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev", brew: "libsoxr"),
         systemLibrary("CPortAudio", pkgConfig: "portaudio-2.0", apt: "portaudio19-dev", brew: "portaudio"),
         systemLibrary("COpenBLAS", pkgConfig: "openblas", apt: "libopenblas-dev", brew: "openblas"),
-        systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: "libspeexdsp-dev", brew: "speexdsp"),
 
         .target(name: "CHostAudio", linkerSettings: [.linkedLibrary("asound", .when(platforms: [.linux]))]),
 
@@ -39,11 +38,12 @@ let package = Package(
         ),
         .target(
             name: "EarshotAlerts",
-            dependencies: [
-                "EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotEnhance", "COpenBLAS",
-                .product(name: "Atomics", package: "swift-atomics"),
-            ],
+            dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS", .product(name: "Atomics", package: "swift-atomics")],
             resources: [.copy("Resources/AlertDetector.safetensors")]),
+        // Seeded alert sounds, backgrounds and scenes in simulated rooms: training, tests, demos.
+        .target(name: "EarshotSynthesis", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotAlerts"]),
+        // The hearing-aid path: detector, suppressor with alert separation, output guard.
+        .target(name: "EarshotHearingAid", dependencies: ["EarshotCore", "EarshotDSP", "EarshotAlerts", "EarshotEnhance"]),
         .target(
             name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS"],
             resources: [.copy("Resources/Suppressor.safetensors")]),
@@ -55,6 +55,7 @@ let package = Package(
             name: "earshot",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry", "EarshotEnhance",
+                "EarshotSynthesis", "EarshotHearingAid",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
@@ -63,7 +64,10 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Benchmarks/AllocationCounter"),
         .executableTarget(
             name: "earshot-bench",
-            dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "EarshotAlerts", "CAllocationCounter"],
+            dependencies: [
+                "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "EarshotAlerts", "EarshotSynthesis",
+                "EarshotHearingAid", "CAllocationCounter",
+            ],
             path: "Benchmarks/EarshotBench"),
 
         .target(name: "EarshotTestSupport", dependencies: ["EarshotCore", "CAllocationCounter"], path: "Tests/EarshotTestSupport"),
@@ -74,9 +78,11 @@ let package = Package(
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
         .testTarget(
-            name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotAlerts", "EarshotDSP"],
+            name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotDSP"],
             resources: [.copy("Fixtures")]),
-        .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS", "CSpeexDSP"]),
+        .testTarget(name: "EarshotSynthesisTests", dependencies: ["EarshotTestSupport", "EarshotSynthesis", "EarshotAlerts", "EarshotDSP"]),
+        .testTarget(name: "EarshotHearingAidTests", dependencies: ["EarshotTestSupport", "EarshotHearingAid", "EarshotSynthesis", "EarshotAlerts"]),
+        .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS"]),
         .testTarget(name: "EarshotCLITests", dependencies: ["EarshotTestSupport", "earshot", "EarshotIO"]),
     ]
 )

@@ -1,5 +1,6 @@
 import EarshotAlerts
 import EarshotCore
+import EarshotHearingAid
 import EarshotIO
 import Foundation
 

@@ -5,6 +5,7 @@
 import CAllocationCounter
 import EarshotAlerts
 import EarshotCore
+import EarshotHearingAid
 import EarshotDSP
 import EarshotEnhance
 import EarshotIO
@@ -153,20 +154,22 @@ func enhanceRows(_ table: inout Table) throws {
         let result = try measure({ AlertDetector(network: network) }, rate: rate, channels: 1, block: block)
         table.add("Alert detector (features + CNN every 100 ms), \(Int(rate / 1000)) kHz, \(block)-sample blocks", realTimeFactor: result.realTimeFactor,
                   allocationNote(result.allocations))
-        let chain = try measure({ try ListeningChain(detector: network, maximumOutputDBFS: -6) }, rate: rate, channels: 1, block: block)
-        table.add("Listening chain (detector → suppressor → guard), \(Int(rate / 1000)) kHz", realTimeFactor: chain.realTimeFactor,
-                  allocationNote(chain.allocations))
+        for chainBlock in [64, block] {
+            let chain = try measure({ try ListeningChain(detector: network, maximumOutputDBFS: -6) }, rate: rate, channels: 1, block: chainBlock)
+            let deadline = Double(chainBlock) / rate
+            table.add("Listening chain (detector → suppressor → guard), \(Int(rate / 1000)) kHz, \(chainBlock)-sample blocks",
+                      realTimeFactor: chain.realTimeFactor,
+                      String(format: "worst block %.0f µs = %.1f %% of its %.2f ms; ", chain.worstBlockSeconds * 1e6,
+                             100 * chain.worstBlockSeconds / deadline, deadline * 1000) + allocationNote(chain.allocations))
+        }
         let separating = try measure({ () -> NoiseSuppressor in
-            let gate = AlertGate()
-            gate.isOpen = true
-            return try NoiseSuppressor(alertGate: gate)
+            let suppressor = try NoiseSuppressor(separatesAlerts: true)
+            suppressor.alertSounding = true
+            return suppressor
         }, rate: rate, channels: 1, block: block)
-        table.add("Noise suppressor separating an alert (gate held open), \(Int(rate / 1000)) kHz", realTimeFactor: separating.realTimeFactor,
+        table.add("Noise suppressor separating an alert (alert held sounding), \(Int(rate / 1000)) kHz", realTimeFactor: separating.realTimeFactor,
                   allocationNote(separating.allocations))
     }
-    let detector = try measure({ SoundActivityDetector() }, rate: 16_000, channels: 1, block: 160)
-    table.add("Sound-activity detector, 16 kHz mono, 160-sample blocks", realTimeFactor: detector.realTimeFactor,
-              allocationNote(detector.allocations))
 }
 
 func roomRows(_ table: inout Table) throws {

@@ -12,7 +12,6 @@ import Foundation
 /// (the tracker's minimum duration and smoothing), which events report in their start time.
 public final class AlertDetector: AudioProcessor {
     public let network: AlertNetwork
-    public let gate: AlertGate?
     private var features = AlertFeatures()
     private var tracker: AlertEventTracker
     private var decimator: Decimator?
@@ -30,9 +29,8 @@ public final class AlertDetector: AudioProcessor {
     public let channel: Int?
 
     /// `settings` nil: the tracker's defaults at the network's own operating point.
-    public init(network: AlertNetwork, settings: AlertEventTracker.Settings? = nil, gate: AlertGate? = nil, channel: Int? = nil) {
+    public init(network: AlertNetwork, settings: AlertEventTracker.Settings? = nil, channel: Int? = nil) {
         self.network = network
-        self.gate = gate
         self.channel = channel
         tracker = AlertEventTracker(settings: settings ?? .init(thresholds: network.defaultThresholds))
         changes = .allocate(capacity: Self.changeCapacity)
@@ -42,6 +40,10 @@ public final class AlertDetector: AudioProcessor {
     deinit { changes.deallocate() }
 
     public var latencySamples: Int { 0 }
+
+    /// Whether an alert sounds now (announced, or about to be): changes only as a decision is
+    /// made, every 100 ms of input.
+    public var isAlerting: Bool { tracker.isAlerting }
 
     /// Seconds of input heard so far (at 16 kHz, the end of the latest frame).
     public var time: Double { Double(features.frameCount * AlertFeatures.hop) / AlertFeatures.sampleRate }
@@ -63,7 +65,6 @@ public final class AlertDetector: AudioProcessor {
         tracker.reset()
         decimator?.reset()
         changesRead.store(changesWritten.load(ordering: .acquiring), ordering: .releasing)
-        gate?.isOpen = false
     }
 
     public func process(_ block: inout AudioBlock) {
@@ -96,7 +97,6 @@ public final class AlertDetector: AudioProcessor {
         probabilities.withUnsafeBufferPointer { p in
             tracker.update(probabilities: p.baseAddress!, time: now) { record($0) }
         }
-        gate?.isOpen = tracker.isAlerting
     }
 
     private func record(_ change: AlertEventTracker.Change) {

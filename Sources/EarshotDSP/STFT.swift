@@ -128,7 +128,8 @@ public protocol SpectralStage {
 /// window, about twice the hop for `STFTConfiguration.lowDelay`).
 public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
     public let configuration: STFTConfiguration
-    public private(set) var stage: Stage
+    /// The stage; settable so its owner can pass it what it needs between blocks.
+    public var stage: Stage
     private var channels: [ChannelState] = []
     private var fft: RealFFT?
     private var gains: [Float] = []

@@ -28,13 +28,14 @@ import Foundation
 /// all measured worse there (STOI and ESTOI fell below the noisy input's); the second step
 /// raised PESQ-WB by 0.016 at equal STOI, and the 0.1 s training by another 0.024.
 ///
-/// **Alerts.** Given an `AlertGate`, the suppressor also separates alerts: while the gate is
-/// open (a detector hears a siren, alarm, horn or doorbell), the tonal peaks of each frame —
+/// **Alerts.** Made with `separatesAlerts`, the suppressor also separates alerts: while
+/// `alertSounding` is set (a detector hears a siren, alarm, horn or doorbell), the tonal peaks of each frame —
 /// bins standing 10 dB above their neighbourhood, with their main lobes — are taken out as the
 /// alert component; the rest is noise-reduced as usual (its noise estimate never learns the
 /// alert) and the alert is added back at unity gain. It is the chain
 /// `input → separator → (rest → suppressor) + alert → output` inside one STFT, so it adds no
-/// delay; with the gate closed the output is the suppressor's alone, sample for sample.
+/// delay; with no alert sounding the output is the suppressor's alone, sample for sample.
+/// `alertSounding` is read once per hop, when a frame completes.
 public final class NoiseSuppressor: AudioProcessor {
     /// Where the gains come from.
     public enum Model: String, CaseIterable, Sendable {
@@ -47,8 +48,8 @@ public final class NoiseSuppressor: AudioProcessor {
     public let model: Model
     public var strengthDB: Double
     public var trainingSeconds: Double
-    /// Opened by an alert detector earlier in the chain; nil: no separation.
-    public let alertGate: AlertGate?
+    /// Whether alerts are separated while `alertSounding`.
+    public let separatesAlerts: Bool
     /// Channels after the first get the first channel's gains instead of their own: feed a
     /// known component of the input alongside it (the alert alone, the noise alone) to measure
     /// exactly what the processing does to that component.
@@ -61,7 +62,7 @@ public final class NoiseSuppressor: AudioProcessor {
     public static let defaultStrengthDB = 22.0
 
     public init(model: Model = .learned, strengthDB: Double = NoiseSuppressor.defaultStrengthDB, trainingSeconds: Double = 0.1,
-                alertGate: AlertGate? = nil, probeChannels: Bool = false) throws {
+                separatesAlerts: Bool = false, probeChannels: Bool = false) throws {
         guard strengthDB.isFinite, (0...40).contains(strengthDB) else {
             throw EarshotError.invalidArgument("strength must be 0–40 dB of attenuation, not \(strengthDB)")
         }
@@ -72,8 +73,15 @@ public final class NoiseSuppressor: AudioProcessor {
         self.model = model
         self.strengthDB = strengthDB
         self.trainingSeconds = trainingSeconds
-        self.alertGate = alertGate
+        self.separatesAlerts = separatesAlerts
         self.probeChannels = probeChannels
+    }
+
+    /// Set while an alert sounds (by the chain, from its detector): the suppressor then keeps
+    /// the alert's tonal components out of the noise reduction. A control, not signal
+    /// history: `reset` leaves it as it is.
+    public var alertSounding = false {
+        didSet { processor?.stage.alertSounding = alertSounding }
     }
 
     /// The native rate to resample `rate` to.
@@ -95,11 +103,12 @@ public final class NoiseSuppressor: AudioProcessor {
         if let network, network.bins > configuration.frameSize / 2 + 1 {
             throw EarshotError.invalidArgument("the suppressor's network sets \(network.bins) bins; a \(configuration.frameSize)-point frame has fewer")
         }
-        let stage = SuppressionStage(
+        var stage = SuppressionStage(
             network: network, windowEnergy: configuration.analysisWindow.reduce(0) { $0 + $1 * $1 },
             floor: Float(Decibels.toAmplitude(-strengthDB)), trainingFrames: max(1, Int(trainingSeconds * spec.sampleRate) / hop),
             noiseSmoothing: Float(pow(0.85, Double(hop) / spec.sampleRate / 0.01)), gainTaps: 64 * scale,
-            alertGate: alertGate, probeChannels: probeChannels, framesPerBlock: spec.maximumBlockFrames / hop + 2)
+            separatesAlerts: separatesAlerts, probeChannels: probeChannels, framesPerBlock: spec.maximumBlockFrames / hop + 2)
+        stage.alertSounding = alertSounding
         let processor = SpectralProcessor(configuration: configuration, stage: stage)
         try processor.prepare(spec)
         self.processor = processor
@@ -127,7 +136,9 @@ struct SuppressionStage: SpectralStage {
     let noiseSmoothing: Float
     /// Half-length of the gain's impulse response, samples (±4 ms).
     let gainTaps: Int
-    let alertGate: AlertGate?
+    let separatesAlerts: Bool
+    /// Whether an alert sounds now (see `NoiseSuppressor.alertSounding`).
+    var alertSounding = false
     let probeChannels: Bool
     /// Frames one block can hold, plus slack: the probe channels' gain history.
     let framesPerBlock: Int
@@ -198,14 +209,14 @@ struct SuppressionStage: SpectralStage {
     }
 
     init(network: SuppressorNetwork?, windowEnergy: Float, floor: Float, trainingFrames: Int, noiseSmoothing: Float, gainTaps: Int,
-         alertGate: AlertGate? = nil, probeChannels: Bool = false, framesPerBlock: Int = 1) {
+         separatesAlerts: Bool = false, probeChannels: Bool = false, framesPerBlock: Int = 1) {
         self.network = network
         self.windowEnergy = windowEnergy
         self.floor = floor
         self.trainingFrames = trainingFrames
         self.noiseSmoothing = noiseSmoothing
         self.gainTaps = gainTaps
-        self.alertGate = alertGate
+        self.separatesAlerts = separatesAlerts
         self.probeChannels = probeChannels
         self.framesPerBlock = framesPerBlock
     }
@@ -217,8 +228,8 @@ struct SuppressionStage: SpectralStage {
         gainTransform = RealFFT(size: size)
         gains = [Float](repeating: 1, count: binCount)
         appliedGains = [Float](repeating: 1, count: probeChannels ? framesPerBlock * binCount : 0)
-        separation = alertGate == nil ? [] : (0..<spec.channelCount).map { _ in AlertSeparation(bins: binCount) }
-        restChannels = alertGate == nil ? [] : (0..<spec.channelCount).map { _ in Channel(bins: binCount, network: network) }
+        separation = !separatesAlerts ? [] : (0..<spec.channelCount).map { _ in AlertSeparation(bins: binCount) }
+        restChannels = !separatesAlerts ? [] : (0..<spec.channelCount).map { _ in Channel(bins: binCount, network: network) }
         gainTaper = (0..<size).map { n in
             let distance = min(n, size - n)
             return distance >= gainTaps ? 0 : Float(0.5 + 0.5 * cos(Double.pi * Double(distance) / Double(gainTaps)))
@@ -338,7 +349,7 @@ struct SuppressionStage: SpectralStage {
         // follows the whole input, so once the alert has gone its output is exactly what it
         // would have been; while it sounds, a copy of that state follows the rest alone (the
         // input less the alert), and the rest's gains come from the copy.
-        let separating = !separation.isEmpty && separation[index].update(spectrum: spectrum, open: alertGate?.isOpen ?? false)
+        let separating = !separation.isEmpty && separation[index].update(spectrum: spectrum, open: alertSounding)
         let training = state.frames < trainingFrames
         state.frames += 1
         estimateGains(spectrum: spectrum, state: state, training: training, alert: nil)

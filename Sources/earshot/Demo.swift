@@ -1,6 +1,8 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotCore
+import EarshotSynthesis
+import EarshotHearingAid
 import EarshotIO
 import Foundation
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotCore
+import EarshotHearingAid
 import EarshotDSP
 import EarshotEnhance
 import EarshotIO

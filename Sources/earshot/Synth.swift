@@ -1,6 +1,7 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotCore
+import EarshotSynthesis
 import EarshotIO
 import Foundation
 

@@ -36,9 +36,9 @@ import Testing
         let background = noise(count: count, seed: 3, amplitude: 0.1)
         let tone = (0..<count).map { n in n < 8_000 ? 0 : Float(0.05 * sin(2 * Double.pi * 3100 * Double(n) / rate)) }
         let mix = zip(background, tone).map { $0 + $1 }
-        let gate = AlertGate()
-        gate.isOpen = true
-        let separated = try process(try NoiseSuppressor(alertGate: gate, probeChannels: true), [mix, tone, background])
+        let sounding = try NoiseSuppressor(separatesAlerts: true, probeChannels: true)
+        sounding.alertSounding = true
+        let separated = try process(sounding, [mix, tone, background])
         let plain = try process(try NoiseSuppressor(probeChannels: true), [mix, tone, background])
         let late = 32_000..<count  // two seconds in: the suppressor has long learned the tone
         let keptSeparated = levelDB(separated[1][late]) - levelDB(tone[late])
@@ -49,31 +49,30 @@ import Testing
         #expect(levelDB(separated[2][late]) - levelDB(background[late]) < -6, "noise still reduced")
     }
 
-    /// With the gate closed the output is the suppressor's alone, sample for sample; probe
+    /// With no alert sounding the output is the suppressor's alone, sample for sample; probe
     /// channels given the mix itself come out as the mix does.
     @Test func closedGateChangesNothing() throws {
         let count = Int(2 * rate)
         let mix = zip(noise(count: count, seed: 4, amplitude: 0.1), sine(frequencyHz: 1000, sampleRate: rate, count: count, amplitude: 0.05)).map { $0 + $1 }
-        let closed = try process(try NoiseSuppressor(alertGate: AlertGate(), probeChannels: true), [mix, mix])
+        let closed = try process(try NoiseSuppressor(separatesAlerts: true, probeChannels: true), [mix, mix])
         let none = try process(try NoiseSuppressor(), [mix])
         #expect(closed[0] == none[0])
         #expect(closed[1] == closed[0])
     }
 
-    /// An alert comes and goes: once the gate has closed and the mask faded, the output is the
+    /// An alert comes and goes: once it has stopped sounding and the mask faded, the output is the
     /// enhancement's alone again, sample for sample.
     @Test func afterAnAlertTheOutputIsTheEnhancementsAgain() throws {
         let count = Int(4 * rate)
         let tone = (0..<count).map { n in (16_000..<32_000).contains(n) ? Float(0.05 * sin(2 * Double.pi * 3100 * Double(n) / rate)) : 0 }
         let mix = zip(noise(count: count, seed: 5, amplitude: 0.1), tone).map { $0 + $1 }
-        let gate = AlertGate()
-        let separating = try NoiseSuppressor(alertGate: gate)
+        let separating = try NoiseSuppressor(separatesAlerts: true)
         let plain = try NoiseSuppressor()
         try separating.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 160, channelCount: 1))
         try plain.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 160, channelCount: 1))
         let a = AudioBuffer(channels: [mix]), b = AudioBuffer(channels: [mix])
         for start in stride(from: 0, to: count, by: 160) {
-            gate.isOpen = (16_000..<33_600).contains(start)
+            separating.alertSounding = (16_000..<33_600).contains(start)
             var x = a.block().frames(from: start, count: 160), y = b.block().frames(from: start, count: 160)
             separating.process(&x)
             plain.process(&y)

@@ -12,10 +12,12 @@ import Testing
     }
 
     @Test func separatingSuppressorKeepsTheContract() throws {
-        // The gate held open: the separator works on every frame.
-        let gate = AlertGate()
-        gate.isOpen = true
-        let contract = ProcessorContract(sampleRate: 48_000) { try NoiseSuppressor(alertGate: gate) }
+        // An alert held sounding: the separator works on every frame.
+        let contract = ProcessorContract(sampleRate: 48_000) {
+            let suppressor = try NoiseSuppressor(separatesAlerts: true)
+            suppressor.alertSounding = true
+            return suppressor
+        }
         try expectKept(contract)
     }
 }

@@ -1,5 +1,4 @@
 import COpenBLAS
-import CSpeexDSP
 import Testing
 
 /// The shims for libraries whose users arrive later still have to compile and link.
@@ -10,13 +9,5 @@ import Testing
         var c = [Float](repeating: 0, count: 4)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, 2, 2, 3, 1, a, 3, b, 2, 0, &c, 2)
         #expect(c == [58, 64, 139, 154])
-    }
-
-    @Test func speexPreprocessorStarts() {
-        let state = speex_preprocess_state_init(160, 16_000)
-        #expect(state != nil)
-        var frame = [Int16](repeating: 0, count: 160)
-        _ = speex_preprocess_run(state, &frame)
-        speex_preprocess_state_destroy(state)
     }
 }

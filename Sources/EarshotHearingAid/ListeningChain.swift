@@ -1,20 +1,23 @@
+import EarshotAlerts
 import EarshotCore
 import EarshotDSP
 import EarshotEnhance
 
 /// The hearing-aid path with alert awareness: detector → noise suppressor with alert
-/// separation → output guard. The detector opens the gate while an alert sounds; the
-/// suppressor then lets the alert's tonal components through while it keeps reducing the
-/// noise around them.
+/// separation → output guard. While the detector hears an alert, the chain tells the
+/// suppressor, which then lets the alert's tonal components through while it keeps reducing
+/// the noise around them.
 ///
-/// The gate is read by the suppressor once per hop, when a frame completes. So that the gate
-/// it reads never depends on how the input was cut into blocks, every block is worked through
-/// in slices that end on the suppressor's hop boundaries: when a frame completes, the detector
-/// has heard exactly the samples up to that frame's last one, whatever the block size.
+/// The suppressor reads that once per hop, when a frame completes. So that what it reads never
+/// depends on how the input was cut into blocks, every block is worked through in slices that
+/// end on the suppressor's hop boundaries: when a frame completes, the detector has heard
+/// exactly the samples up to that frame's last one, whatever the block size.
 public final class ListeningChain: AudioProcessor {
     public let detector: AlertDetector?
     public let suppressor: NoiseSuppressor?
     public let outputGuard: OutputLevelGuard?
+    /// Whether the detector's verdict reaches the suppressor.
+    private let separates: Bool
     private var hop = 1
     /// Samples into the current hop.
     private var phase = 0
@@ -29,9 +32,9 @@ public final class ListeningChain: AudioProcessor {
     public init(enhance: Bool = true, model: NoiseSuppressor.Model = .learned, strengthDB: Double = NoiseSuppressor.defaultStrengthDB, detector network: AlertNetwork?,
                 alertSettings: AlertEventTracker.Settings? = nil,
                 separate: Bool = true, probeChannels: Bool = false, maximumOutputDBFS: Double?) throws {
-        let gate = network != nil && separate && enhance ? AlertGate() : nil
-        detector = network.map { AlertDetector(network: $0, settings: alertSettings, gate: gate, channel: probeChannels ? 0 : nil) }
-        suppressor = enhance ? try NoiseSuppressor(model: model, strengthDB: strengthDB, alertGate: gate, probeChannels: probeChannels) : nil
+        separates = network != nil && separate && enhance
+        detector = network.map { AlertDetector(network: $0, settings: alertSettings, channel: probeChannels ? 0 : nil) }
+        suppressor = enhance ? try NoiseSuppressor(model: model, strengthDB: strengthDB, separatesAlerts: separates, probeChannels: probeChannels) : nil
         outputGuard = maximumOutputDBFS.map { OutputLevelGuard(ceilingDBFS: $0) }
     }
 
@@ -57,6 +60,7 @@ public final class ListeningChain: AudioProcessor {
             let count = min(hop - phase, block.frameCount - done)
             var slice = block.frames(from: done, count: count)
             detector?.process(&slice)
+            if separates { suppressor!.alertSounding = detector!.isAlerting }
             suppressor?.process(&slice)
             outputGuard?.process(&slice)
             phase = (phase + count) % hop
@@ -75,7 +79,7 @@ public final class ListeningChain: AudioProcessor {
     public var description: String {
         var stages: [String] = []
         if detector != nil { stages.append("alert detector") }
-        if let suppressor { stages.append(suppressor.alertGate == nil ? "noise suppressor" : "noise suppressor with alert separation") }
+        if let suppressor { stages.append(suppressor.separatesAlerts ? "noise suppressor with alert separation" : "noise suppressor") }
         if outputGuard != nil { stages.append("output guard") }
         return stages.isEmpty ? "pass-through" : stages.joined(separator: " → ")
     }

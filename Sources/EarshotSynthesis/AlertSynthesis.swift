@@ -1,13 +1,6 @@
+import EarshotAlerts
 import EarshotCore
 import Foundation
-
-/// The alert sounds Earshot must never lose.
-public enum AlertClass: String, CaseIterable, Codable, Sendable {
-    case siren
-    case smokeAlarm = "smoke_alarm"
-    case carHorn = "car_horn"
-    case doorbell
-}
 
 /// A synthesised alert: the samples, what it is, and how it was made.
 public struct AlertSound: Sendable {

@@ -1,4 +1,6 @@
 import EarshotCore
+import EarshotSynthesis
+import EarshotHearingAid
 import EarshotAlerts
 import EarshotEnhance
 import EarshotTestSupport

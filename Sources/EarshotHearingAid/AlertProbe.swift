@@ -1,3 +1,4 @@
+import EarshotAlerts
 import EarshotCore
 import Foundation
 

@@ -1,4 +1,5 @@
 import EarshotAlerts
+import EarshotSynthesis
 import EarshotCore
 import EarshotDSP
 import Foundation
