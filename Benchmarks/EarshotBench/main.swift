@@ -127,7 +127,7 @@ func coreRows(_ table: inout Table) throws {
     let channels = (0..<2).map { _ in (0..<frames).map { _ in Float.random(in: -0.3...0.3, using: &random) } }
     try AudioFile.write(AudioBuffer(channels: channels), to: input, sampleRate: 48_000)
     let earshot = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("earshot").path
-    let mine = try timeProcess(earshot, ["convert", input, directory.appendingPathComponent("a.wav").path, "--rate", "16000"])
+    let mine = try timeProcess(earshot, ["convert", input, "-o", directory.appendingPathComponent("a.wav").path, "--rate", "16000"])
     table.add("earshot convert 48→16 kHz stereo (soxr VHQ)", realTimeFactor: mine / audioSeconds)
     if let sox = ["/usr/bin/sox", "/usr/local/bin/sox", "/opt/homebrew/bin/sox"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) {
         let theirs = try timeProcess(sox, [input, directory.appendingPathComponent("b.wav").path, "rate", "-v", "16000"])

@@ -106,6 +106,13 @@ public final class MemorySink: AudioSink {
     public func finish() throws { finished = true }
 }
 
+/// A sink for chains whose product is not audio (detection, measurement).
+public final class DiscardingSink: AudioSink {
+    public init() {}
+    public func write(_ block: AudioBlock) throws {}
+    public func finish() throws {}
+}
+
 /// A source that plays back channels held in memory.
 public final class MemorySource: AudioSource {
     public let sampleRate: Double

@@ -15,6 +15,9 @@ public struct ExponentialSweep: Sendable {
     /// The sweep, with 10 ms / 5 ms raised-cosine fades so it starts and stops without a click.
     public let signal: [Float]
 
+    /// The peak level of a sweep at the default amplitude.
+    public static let levelDBFS = 20 * log10(0.5)
+
     public init(startHz: Double = 20, endHz: Double? = nil, durationSeconds: Double = 10, sampleRate: Double, amplitude: Double = 0.5) throws {
         try EarshotError.validate(sampleRate: sampleRate)
         let top = endHz ?? min(20_000, 0.45 * sampleRate)

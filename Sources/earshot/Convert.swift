@@ -3,12 +3,12 @@ import EarshotCore
 import EarshotIO
 import Foundation
 
-/// `earshot convert IN OUT`: change container, sample format, rate or channel count.
+/// `earshot convert IN -o OUT`: change container, sample format, rate or channel count.
 struct Convert: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Convert between audio formats, sample rates and channel counts.",
         discussion: """
-            The output format follows OUT's extension (.wav .flac .ogg .aiff .caf). Use - for raw \
+            The output format follows the extension of -o (.wav .flac .ogg .aiff .caf). Use - for raw \
             PCM on stdin or stdout, described by the --raw-* options. Resampling uses soxr at very \
             high quality; mono becomes many channels by copying, many become mono by averaging.
             """)
@@ -16,7 +16,7 @@ struct Convert: ParsableCommand {
     @Argument(help: "Input file, or - for raw PCM on stdin.")
     var input: String
 
-    @Argument(help: "Output file, or - for raw PCM on stdout.")
+    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.")
     var output: String
 
     @Option(help: "Output sample rate in Hz (default: the input's).")

@@ -16,14 +16,14 @@ struct Demo: ParsableCommand {
     @Option(help: "Scene seed: the same seed always gives the same scene.")
     var seed: UInt64 = 9
 
-    @Option(help: "Keep the scene as this file (default: a temporary file, removed afterwards).")
-    var scene: String?
+    @Option(name: .shortAndLong, help: "Keep the scene as this file (default: a temporary file, removed afterwards).")
+    var output: String?
 
     @Option(help: "Output format: text or json.")
     var format: OutputStyle = .text
 
     struct Alert: Codable {
-        var alertClass: String
+        var `class`: String
         var start: Double
         var end: Double
         var snr: Double
@@ -41,8 +41,7 @@ struct Demo: ParsableCommand {
         var durationSeconds: Double
         var latencySamples: Int
         var alerts: [Alert]
-        var events: [Event]
-        struct Event: Codable { var alertClass: String; var start: Double; var end: Double; var confidence: Double }
+        var events: [EventRecord]
     }
 
     func run() throws {
@@ -51,7 +50,7 @@ struct Demo: ParsableCommand {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-demo-\(getpid())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let path = scene ?? directory.appendingPathComponent("scene.wav").path
+        let path = output ?? directory.appendingPathComponent("scene.wav").path
         try AudioFile.write(AudioBuffer(channels: [generated.samples]), to: path, sampleRate: rate, sampleFormat: .f32)
 
         // The mix as a recording; its alert and the rest ride along as probe channels.
@@ -82,14 +81,14 @@ struct Demo: ParsableCommand {
         let alerts = generated.labels.map { label -> Alert in
             let range = Int(label.start * rate)..<min(mix.count, Int(label.end * rate))
             return Alert(
-                alertClass: label.alertClass.rawValue, start: label.start, end: label.end, snr: label.snrDB,
+                class: label.alertClass.rawValue, start: label.start, end: label.end, snr: label.snrDB,
                 detected: events.contains { $0.alertClass == label.alertClass && $0.start <= label.end + 1 && $0.end >= label.start },
                 keptDB: with.alertChangeDB(over: range), keptWithoutSeparatorDB: without.alertChangeDB(over: range),
                 restDB: with.restChangeDB(over: range))
         }
         let result = Report(
-            scenePath: scene, sampleRate: rate, durationSeconds: info.durationSeconds, latencySamples: with.latencySamples, alerts: alerts,
-            events: events.map { .init(alertClass: $0.alertClass.rawValue, start: $0.start, end: $0.end, confidence: $0.confidence) })
+            scenePath: output, sampleRate: rate, durationSeconds: info.durationSeconds, latencySamples: with.latencySamples, alerts: alerts,
+            events: events.map(EventRecord.init))
         if format == .json {
             try Terminal.printJSON(result)
             return
@@ -97,12 +96,12 @@ struct Demo: ParsableCommand {
         print("Placed in the scene, and what reached the output (level out − in over the alert):")
         print("  start–end s      class         SNR    detected  alert kept  without separator  speech+noise")
         for alert in alerts {
-            let name = alert.alertClass.padding(toLength: 12, withPad: " ", startingAt: 0)
+            let name = alert.class.padding(toLength: 12, withPad: " ", startingAt: 0)
             print(String(format: "  %5.2f–%5.2f  ", alert.start, alert.end) + name
                   + String(format: "  %+5.1f dB  %@  %+6.1f dB   %+6.1f dB          %+6.1f dB",
                            alert.snr, alert.detected ? "yes     " : "no      ", alert.keptDB, alert.keptWithoutSeparatorDB, alert.restDB))
         }
         print(String(format: "Chain delay %.1f ms. Try: earshot listen scene.wav -o out.wav --events events.jsonl", Double(with.latencySamples) / rate * 1000))
-        if let scene { print("Scene kept at \(scene)") }
+        if let output { print("Scene kept at \(output)") }
     }
 }

@@ -36,29 +36,3 @@ struct Detect: ParsableCommand {
         detector.finish { format.print($0) }
     }
 }
-
-enum EventFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, jsonl
-
-    /// One line per finished event on stdout; onsets only in text (as they happen).
-    func print(_ change: AlertEventTracker.Change) {
-        switch (self, change) {
-        case (.jsonl, .ended(let event)): Swift.print(Self.jsonLine(event))
-        case (.text, .ended(let event)):
-            Swift.print(String(format: "%8.2f–%.2f s  %@  (confidence %.2f)", event.start, event.end, event.alertClass.rawValue, event.confidence))
-        default: break
-        }
-        fflush(nil)  // each event as it is found, even into a pipe
-    }
-
-    static func jsonLine(_ event: AlertEvent) -> String {
-        String(format: "{\"class\":\"%@\",\"start\":%.2f,\"end\":%.2f,\"confidence\":%.2f}",
-               event.alertClass.rawValue, event.start, event.end, event.confidence)
-    }
-}
-
-/// A sink for chains whose product is not audio (detection).
-final class DiscardingSink: AudioSink {
-    func write(_ block: AudioBlock) throws {}
-    func finish() throws {}
-}

@@ -54,8 +54,7 @@ struct HearingTestRun: ParsableCommand {
     @Option(help: "Results database (default: $EARSHOT_DB or ~/.local/share/earshot/results.sqlite).")
     var db: String?
 
-    @Option(help: "Output device for the interactive test.")
-    var device: String?
+    @OptionGroup var outputDevice: OutputDeviceOption
 
     func run() throws {
         let profile: CalibrationProfile
@@ -78,7 +77,7 @@ struct HearingTestRun: ParsableCommand {
         if `protocol` != nil {
             try LineProtocol.run(session)
         } else {
-            try InteractiveTest(session: session, calibration: calibrated, device: device, seed: seed).run()
+            try InteractiveTest(session: session, calibration: calibrated, device: outputDevice.outputDevice, seed: seed).run()
         }
         let result = session.result
         if let store, let person {

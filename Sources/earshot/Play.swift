@@ -12,18 +12,12 @@ struct Play: ParsableCommand {
     @Argument(help: "Any file libsndfile reads.")
     var file: String
 
-    @Option(help: "Output device: its index or part of its name (default: the system's).")
-    var device: String?
-
-    @Option(parsing: .unconditional, help: "The loudest any sample may be, in dBFS (at most 0).")
-    var maxOutputDbfs: Double = -1
+    @OptionGroup var outputDevice: OutputDeviceOption
+    @OptionGroup var ceiling: OutputCeilingOption
 
     func run() throws {
-        guard maxOutputDbfs.isFinite, maxOutputDbfs <= 0 else {
-            throw EarshotError.invalidArgument("--max-output-dbfs must be at most 0, not \(maxOutputDbfs)")
-        }
         let reader = try AudioFileReader(path: file)
-        let output = try AudioDevices.find(device, direction: .output)
+        let output = try outputDevice.find()
         var source: AudioSource = reader
         var channels = reader.channelCount
         if channels > output.outputChannels {
@@ -39,7 +33,7 @@ struct Play: ParsableCommand {
             playback = try DevicePlayback(device: output, sampleRate: output.defaultSampleRate, channelCount: channels)
         }
         installInterruptHandler()
-        var chain = OutputLevelGuard(ceilingDBFS: maxOutputDbfs)
+        let chain = ceiling.guardStage
         let progress = ProgressBar(label: "Playing on \(output.name)", total: reader.info.frameCount)
         try Runner(blockFrames: 1024, compensateLatency: false, stop: interruptRequested, progress: { _ in
             progress.update(reader.framesRead)

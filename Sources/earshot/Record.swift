@@ -2,20 +2,19 @@ import ArgumentParser
 import EarshotCore
 import EarshotIO
 
-/// `earshot record OUT --seconds N`: capture from an input device to a file.
+/// `earshot record -o OUT --seconds N`: capture from an input device to a file.
 struct Record: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Record from an input device into a file.",
         discussion: "Ctrl-C stops early and keeps what was recorded.")
 
-    @Argument(help: "Output file (.wav .flac .ogg .aiff .caf).")
+    @Option(name: .shortAndLong, help: "Output file (.wav .flac .ogg .aiff .caf).")
     var output: String
 
     @Option(help: "How long to record, in seconds.")
     var seconds: Double
 
-    @Option(help: "Input device: its index or part of its name (default: the system's).")
-    var device: String?
+    @OptionGroup var inputDevice: InputDeviceOption
 
     @Option(help: "Sample rate in Hz.")
     var rate: Double = 48_000
@@ -33,7 +32,7 @@ struct Record: ParsableCommand {
         try EarshotError.validate(sampleRate: rate)
         // Check everything about the output before touching the device.
         let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat)
-        let input = try AudioDevices.find(device, direction: .input)
+        let input = try inputDevice.find()
         installInterruptHandler()
         let capture = try DeviceCapture(device: input, sampleRate: rate, channelCount: channels, stop: interruptRequested)
         let total = Int(seconds * rate)

@@ -66,11 +66,9 @@ struct RoomMeasure: ParsableCommand {
     @Option(help: "A recording of the sweep to deconvolve, instead of measuring live.")
     var recorded: String?
 
-    @Option(help: "Input device for a live measurement (index or part of its name).")
-    var device: String?
-
-    @Option(help: "Output device for a live measurement.")
-    var outputDevice: String?
+    @OptionGroup var inputDevice: InputDeviceOption
+    @OptionGroup var outputDevice: OutputDeviceOption
+    @OptionGroup var ceiling: OutputCeilingOption
 
     @Option(help: "Length of the impulse response in seconds.")
     var responseSeconds: Double = 2
@@ -114,8 +112,13 @@ struct RoomMeasure: ParsableCommand {
 
     /// Plays the sweep (then silence for the tail) and records the same span.
     private func recordLive(_ sweep: ExponentialSweep) throws -> [Float] {
-        let input = try AudioDevices.find(device, direction: .input)
-        let output = try AudioDevices.find(outputDevice, direction: .output)
+        // The sweep plays at -6 dBFS; a lower ceiling would bend it and spoil the measurement.
+        guard ceiling.maxOutputDbfs >= ExponentialSweep.levelDBFS else {
+            throw EarshotError.invalidArgument(String(format: "the sweep plays at %.0f dBFS, above --max-output-dbfs %.1f: turn the amplifier down instead",
+                                                      ExponentialSweep.levelDBFS, ceiling.maxOutputDbfs))
+        }
+        let input = try inputDevice.find()
+        let output = try outputDevice.find()
         let played = sweep.signal + [Float](repeating: 0, count: Int((responseSeconds + 0.5) * sweep.sampleRate))
         installInterruptHandler()
         let capture = try DeviceCapture(device: input, sampleRate: sweep.sampleRate, channelCount: 1, stop: interruptRequested)
@@ -124,7 +127,7 @@ struct RoomMeasure: ParsableCommand {
         // The playback sink moves to the player thread and is used only there from now on.
         nonisolated(unsafe) let handedOver = playback
         let player = Thread {
-            var guardStage = OutputLevelGuard(ceilingDBFS: -1)
+            let guardStage = ceiling.guardStage
             do {
                 try Runner(blockFrames: 1024, compensateLatency: false, stop: interruptRequested)
                     .run(source: MemorySource(channels: [played], sampleRate: sweep.sampleRate), chain: guardStage, sink: handedOver)

@@ -30,7 +30,7 @@ import Testing
             }
             for event in found { #expect(event.confidence > 0 && event.confidence <= 1 && event.end >= event.start) }
 
-            #expect(try earshot("convert", "scene.wav", "scene48.wav", "--rate", "48000", in: dir).status == 0)
+            #expect(try earshot("convert", "scene.wav", "-o", "scene48.wav", "--rate", "48000", in: dir).status == 0)
             let resampled = try events(try earshot("detect", "scene48.wav", "--format", "jsonl", in: dir).stdout)
             for label in audible {
                 #expect(resampled.contains { $0.class == label.class && $0.start <= label.end + 1 && $0.end >= label.start },

@@ -45,7 +45,7 @@ import Testing
         try withTemporaryDirectory { dir in
             _ = try sox("-n", "-r", "44100", "-c", "2", "-e", "floating-point", "-b", "32", "in.wav",
                         "synth", "3", "sine", "300", "sine", "2500", "gain", "-6", in: dir)
-            let mine = try earshot("convert", "in.wav", "mine.wav", "--rate", "16000", "--channels", "1", in: dir)
+            let mine = try earshot("convert", "in.wav", "-o", "mine.wav", "--rate", "16000", "--channels", "1", in: dir)
             #expect(mine.status == 0, "\(mine.stderr)")
             _ = try sox("in.wav", "-e", "floating-point", "-b", "32", "theirs.wav", "remix", "1v0.5,2v0.5", "rate", "-v", "16000", in: dir)
             let a = try AudioFile.read(path: dir.appendingPathComponent("mine.wav").path)
@@ -72,7 +72,7 @@ import Testing
     func soxReadsWhatConvertWrites(output: String, sampleFormat: String, precision: String?) throws {
         try withTemporaryDirectory { dir in
             _ = try sox("-n", "-r", "48000", "-c", "2", "-b", "16", "in.wav", "synth", "1", "sine", "500", in: dir)
-            let result = try earshot("convert", "in.wav", output, "--sample-format", sampleFormat, in: dir)
+            let result = try earshot("convert", "in.wav", "-o", output, "--sample-format", sampleFormat, in: dir)
             #expect(result.status == 0, "\(result.stderr)")
             let header = try sox("--i", output, in: dir)
             #expect(header.status == 0)
@@ -90,16 +90,16 @@ import Testing
             let samples: [Int16] = (0..<16_000).map { Int16(10_000 * sin(2 * Double.pi * 440 * Double($0) / 16_000)) }
             let input = samples.withUnsafeBytes { Data($0) }
             // Raw in, file out, and the file holds exactly the samples.
-            let toFile = try earshot("convert", "-", "x.wav", "--raw-rate", "16000", input: input, in: dir)
+            let toFile = try earshot("convert", "-", "-o", "x.wav", "--raw-rate", "16000", input: input, in: dir)
             #expect(toFile.status == 0, "\(toFile.stderr)")
             let (info, buffer) = try AudioFile.read(path: dir.appendingPathComponent("x.wav").path)
             #expect(info.frameCount == 16_000 && info.sampleRate == 16_000)
             #expect(zip(buffer.channel(0), samples).allSatisfy { $0 == Float($1) / 32768 })
             // File in, raw out: byte for byte what went in.
-            let out = try earshot("convert", "x.wav", "-", in: dir)
+            let out = try earshot("convert", "x.wav", "-o", "-", in: dir)
             #expect(out.status == 0 && out.stdoutData == input)
             // Raw to raw at another rate: soxr in a pipe.
-            let resampled = try earshot("convert", "-", "-", "--raw-rate", "16000", "--rate", "8000", input: input, in: dir)
+            let resampled = try earshot("convert", "-", "-o", "-", "--raw-rate", "16000", "--rate", "8000", input: input, in: dir)
             #expect(resampled.status == 0 && abs(resampled.stdoutData.count - input.count / 2) <= 4)
         }
     }
@@ -118,20 +118,23 @@ import Testing
         Case(arguments: ["info", "truncated.wav"], message: "truncated"),
         Case(arguments: ["info", "empty.wav"], message: "contains no audio frames"),
         Case(arguments: ["info", "nan.wav"], message: "NaN or infinite"),
-        Case(arguments: ["convert", "nan.wav", "out.wav"], message: "NaN or infinite"),
-        Case(arguments: ["convert", "truncated.wav", "out.flac"], message: "truncated"),
-        Case(arguments: ["convert", "good.wav", "out.wav", "--rate", "0"], message: "sample rate 0 Hz"),
-        Case(arguments: ["convert", "good.wav", "out.wav", "--rate", "10000000"], message: "sample rate 10000000 Hz"),
-        Case(arguments: ["convert", "-", "out.wav", "--raw-rate", "0"], message: "sample rate 0 Hz"),
-        Case(arguments: ["convert", "good.wav", "out.mp4"], message: "cannot write '.mp4'"),
-        Case(arguments: ["convert", "good.wav", "out.flac", "--sample-format", "f32"], message: "FLAC cannot hold f32"),
-        Case(arguments: ["convert", "good.wav", "out.wav", "--channels", "0"], message: "channel count 0"),
-        Case(arguments: ["convert", "stereo.wav", "out.wav", "--channels", "6"], message: "cannot map 2 channels to 6"),
-        Case(arguments: ["convert", "good.wav", "missing-dir/out.wav"], message: "does not exist"),
-        Case(arguments: ["record", "out.wav", "--seconds", "1", "--device", "no-such-device"], message: "device"),
-        Case(arguments: ["record", "out.wav", "--seconds", "-1"], message: "--seconds"),
-        Case(arguments: ["play", "good.wav", "--device", "no-such-device"], message: "device"),
-        Case(arguments: ["convert", "good.wav", "out.wav", "--rate", "fast"], message: "'fast' is invalid"),
+        Case(arguments: ["convert", "nan.wav", "-o", "out.wav"], message: "NaN or infinite"),
+        Case(arguments: ["convert", "truncated.wav", "-o", "out.flac"], message: "truncated"),
+        Case(arguments: ["convert", "good.wav", "-o", "out.wav", "--rate", "0"], message: "sample rate 0 Hz"),
+        Case(arguments: ["convert", "good.wav", "-o", "out.wav", "--rate", "10000000"], message: "sample rate 10000000 Hz"),
+        Case(arguments: ["convert", "-", "-o", "out.wav", "--raw-rate", "0"], message: "sample rate 0 Hz"),
+        Case(arguments: ["convert", "good.wav", "-o", "out.mp4"], message: "cannot write '.mp4'"),
+        Case(arguments: ["convert", "good.wav", "-o", "out.flac", "--sample-format", "f32"], message: "FLAC cannot hold f32"),
+        Case(arguments: ["convert", "good.wav", "-o", "out.wav", "--channels", "0"], message: "channel count 0"),
+        Case(arguments: ["convert", "stereo.wav", "-o", "out.wav", "--channels", "6"], message: "cannot map 2 channels to 6"),
+        Case(arguments: ["convert", "good.wav", "-o", "missing-dir/out.wav"], message: "does not exist"),
+        Case(arguments: ["record", "-o", "out.wav", "--seconds", "1", "--input-device", "no-such-device"], message: "device"),
+        Case(arguments: ["record", "-o", "out.wav", "--seconds", "-1"], message: "--seconds"),
+        Case(arguments: ["play", "good.wav", "--output-device", "no-such-device"], message: "device"),
+        Case(arguments: ["play", "good.wav", "--max-output-dbfs", "3"], message: "--max-output-dbfs must be between -60 and 0, not 3.0"),
+        Case(arguments: ["listen", "good.wav", "-o", "out.wav", "--max-output-dbfs", "nan"], message: "--max-output-dbfs must be between -60 and 0"),
+        Case(arguments: ["room", "measure", "-o", "ir.wav", "--max-output-dbfs", "-70"], message: "--max-output-dbfs must be between -60 and 0"),
+        Case(arguments: ["convert", "good.wav", "-o", "out.wav", "--rate", "fast"], message: "'fast' is invalid"),
     ]
 
     /// A directory of bad (and one good) input files.
@@ -183,12 +186,12 @@ import Testing
     /// separator, less without it.
     @Test func demoHearsEveryAlertAndKeepsIt() throws {
         try withTemporaryDirectory { dir in
-            let result = try earshot("demo", "--format", "json", "--scene", "scene.wav", in: dir)
+            let result = try earshot("demo", "--format", "json", "-o", "scene.wav", in: dir)
             #expect(result.status == 0, "\(result.stderr)")
             struct Report: Decodable {
-                struct Alert: Decodable { var alertClass: String; var detected: Bool; var keptDB: Double; var keptWithoutSeparatorDB: Double }
+                struct Alert: Decodable { var `class`: String; var detected: Bool; var keptDB: Double; var keptWithoutSeparatorDB: Double }
                 var alerts: [Alert]
-                struct Event: Decodable { var alertClass: String; var start: Double }
+                struct Event: Decodable { var `class`: String; var start: Double; var end: Double; var confidence: Double }
                 var events: [Event]
             }
             let report = try JSONDecoder().decode(Report.self, from: result.stdoutData)
@@ -235,9 +238,9 @@ import Testing
     @Test func clippingIsReportedNotSilent() throws {
         try withTemporaryDirectory { dir in
             try writeFloatWAV([0.5, 1.5, -2, 0.25], to: dir.appendingPathComponent("hot.wav"))
-            let clipped = try earshot("convert", "hot.wav", "out.wav", "--sample-format", "s16", in: dir)
+            let clipped = try earshot("convert", "hot.wav", "-o", "out.wav", "--sample-format", "s16", in: dir)
             #expect(clipped.status == 0 && clipped.stderr.contains("2 samples beyond full scale were clipped"), "\(clipped.stderr)")
-            let kept = try earshot("convert", "hot.wav", "float.wav", "--sample-format", "f32", in: dir)
+            let kept = try earshot("convert", "hot.wav", "-o", "float.wav", "--sample-format", "f32", in: dir)
             #expect(kept.status == 0 && kept.stderr.isEmpty)
         }
     }

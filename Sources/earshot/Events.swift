@@ -1,0 +1,42 @@
+import ArgumentParser
+import EarshotAlerts
+import EarshotIO
+import Foundation
+
+/// An alert event as every command writes it: `{"class","start","end","confidence"}`, times
+/// in seconds from the start of the input, confidence 0–1; `detect`, `listen` and `demo` alike.
+struct EventRecord: Codable, Equatable {
+    var `class`: String
+    var start: Double
+    var end: Double
+    var confidence: Double
+
+    init(_ event: AlertEvent) {
+        `class` = event.alertClass.rawValue
+        start = (event.start * 100).rounded() / 100
+        end = (event.end * 100).rounded() / 100
+        confidence = (event.confidence * 100).rounded() / 100
+    }
+}
+
+enum EventFormat: String, ExpressibleByArgument, CaseIterable {
+    case text, jsonl
+
+    /// One line per finished event on stdout; onsets only in text (as they happen).
+    func print(_ change: AlertEventTracker.Change) {
+        switch (self, change) {
+        case (.jsonl, .ended(let event)): Swift.print(Self.jsonLine(event))
+        case (.text, .ended(let event)):
+            Swift.print(String(format: "%8.2f–%.2f s  %@  (confidence %.2f)", event.start, event.end, event.alertClass.rawValue, event.confidence))
+        default: break
+        }
+        fflush(nil)  // each event as it is found, even into a pipe
+    }
+
+    /// One `EventRecord` as a line, keys in the schema's order.
+    static func jsonLine(_ event: AlertEvent) -> String {
+        let record = EventRecord(event)
+        return String(format: "{\"class\":\"%@\",\"start\":%.2f,\"end\":%.2f,\"confidence\":%.2f}",
+                      record.class, record.start, record.end, record.confidence)
+    }
+}
