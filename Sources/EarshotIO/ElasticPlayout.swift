@@ -7,8 +7,8 @@ import Foundation
 /// Every `windowFrames` of output it looks at the least the ring held after a callback. More
 /// than `targetFrames + toleranceFrames` means frames arrive faster than they are played (a
 /// faster capture clock, or a backlog after the processing thread was starved): the surplus is
-/// dropped. Less than `targetFrames - toleranceFrames` means the other way round: recent frames
-/// are repeated. Either jump is crossfaded (sin²/cos², so the two weights sum to one and the
+/// dropped. Less than half the target means the other way round: recent frames are repeated
+/// to bring it back up. Either jump is crossfaded (sin²/cos², so the two weights sum to one and the
 /// output never exceeds the louder of the two signals, which keeps the level ceiling). An empty
 /// ring is an underrun: what is left fades out, then silence until the ring is back at its target.
 ///
@@ -90,7 +90,7 @@ public final class ElasticPlayout: @unchecked Sendable {
         if windowed >= windowFrames {
             if leastFill > targetFrames + toleranceFrames {
                 jump = max(leastFill - targetFrames, crossfadeFrames)
-            } else if leastFill + toleranceFrames < targetFrames {
+            } else if 2 * leastFill < targetFrames {
                 jump = -min(targetFrames - leastFill, frames / 2, historyFrames)
             }
             leastFill = .max
