@@ -50,7 +50,7 @@ public struct LiveCounters: Equatable, Sendable {
 
 /// Everything a device callback touches; built and prepared before any device starts.
 final class LiveCallbackContext: @unchecked Sendable {
-    var processor: any AudioProcessor
+    let processor: any AudioProcessor
     let inputChannels: Int
     let outputChannels: Int
     let maximumBlockFrames: Int
@@ -63,6 +63,7 @@ final class LiveCallbackContext: @unchecked Sendable {
     /// Latest host timings, in microseconds: how old the input was, how far ahead the output is.
     let inputMicroseconds = ManagedAtomic<Int>(0)
     let outputMicroseconds = ManagedAtomic<Int>(0)
+
     init(processor: any AudioProcessor, inputChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double, duplex: Bool) {
         self.processor = processor
         self.inputChannels = inputChannels
@@ -73,7 +74,8 @@ final class LiveCallbackContext: @unchecked Sendable {
         staging.initialize(repeating: 0, count: maximumBlockFrames * outputChannels)
         ring = RingBuffer(minimumCapacity: Int(sampleRate) * outputChannels)  // a second: room for any backlog
         // In one duplex callback every frame captured is played at once: nothing to keep in hand.
-        // Two streams tick apart, so keep one callback's worth plus a millisecond.
+        // Two streams tick apart; 1.5 ms in hand absorbed their jitter through PulseAudio without
+        // underruns, unloaded.
         let millisecond = Int(sampleRate / 1000)
         playout = ElasticPlayout(
             ring: ring, channelCount: outputChannels,
