@@ -190,7 +190,7 @@ extension Resampler {
         guard inputRate != outputRate else { return channels }
         let source = try ResampledSource(MemorySource(channels: channels, sampleRate: inputRate), sampleRate: outputRate)
         let sink = MemorySink(channelCount: channels.count)
-        var chain = ProcessorChain()
+        let chain = ProcessorChain()
         try Runner(blockFrames: 8192).run(source: source, chain: chain, sink: sink)
         return sink.channels
     }

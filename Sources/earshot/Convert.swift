@@ -46,7 +46,7 @@ struct Convert: ParsableCommand {
             sampleFormat: sampleFormat, inputSampleFormat: inputFormat)
         let total = (source as? AudioFileReader)?.info.frameCount ?? 0
         let progress = ProgressBar(label: "Converting", total: total)
-        var chain = ProcessorChain()
+        let chain = ProcessorChain()
         try Runner(blockFrames: 4096, progress: { _ in
             if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
         }).run(source: converted, chain: chain, sink: sink)

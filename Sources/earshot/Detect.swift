@@ -30,7 +30,7 @@ struct Detect: ParsableCommand {
         let source: AudioSource = reader.sampleRate == AlertFeatures.sampleRate
             ? reader : try ResampledSource(reader, sampleRate: AlertFeatures.sampleRate)
         let detector = AlertDetector(network: network, settings: settings)
-        var chain = detector
+        let chain = detector
         let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges { format.print($0) } })
         try runner.run(source: source, chain: chain, sink: DiscardingSink())
         detector.finish { format.print($0) }

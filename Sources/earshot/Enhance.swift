@@ -29,7 +29,7 @@ struct Enhance: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
-        var suppressor = try NoiseSuppressor(model: suppression.model, strengthDB: suppression.strength)
+        let suppressor = try NoiseSuppressor(model: suppression.model, strengthDB: suppression.strength)
         let source = try raw.openSource(input)
         let rate = source.sampleRate, native = NoiseSuppressor.nativeRate(for: rate)
         let inputFormat = (source as? AudioFileReader)?.info.sampleFormat

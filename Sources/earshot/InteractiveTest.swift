@@ -41,7 +41,7 @@ struct InteractiveTest {
                 let channels = try ToneStimulus(frequencyHz: tone.frequencyHz, levelDBFS: level, ear: tone.ear)
                     .render(sampleRate: Self.sampleRate)
                 let playback = try DevicePlayback(device: output, sampleRate: Self.sampleRate, channelCount: 2)
-                var guardStage = OutputLevelGuard(ceilingDBFS: min(0, ceiling + 0.5))
+                let guardStage = OutputLevelGuard(ceilingDBFS: min(0, ceiling + 0.5))
                 try Runner(blockFrames: 512, compensateLatency: false)
                     .run(source: MemorySource(channels: channels, sampleRate: Self.sampleRate), chain: guardStage, sink: playback)
             } else {

@@ -118,7 +118,7 @@ struct Listen: ParsableCommand {
     /// A file at one end at least: the old loop, block by block. A live end cannot wait for the
     /// future, so the delay stays in; file to file lines up.
     private func listenThroughFiles(_ chain: ListeningChain, announce: @escaping (AlertEventTracker.Change) -> Void) throws {
-        var chain = chain
+        let chain = chain
         let source: AudioSource
         var fileRate: Double?
         if let input {

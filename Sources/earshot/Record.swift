@@ -37,7 +37,7 @@ struct Record: ParsableCommand {
         let capture = try DeviceCapture(device: input, sampleRate: rate, channelCount: channels, stop: interruptRequested)
         let total = Int(seconds * rate)
         let progress = ProgressBar(label: "Recording from \(input.name)", total: total)
-        var chain = ProcessorChain()
+        let chain = ProcessorChain()
         let report = try Runner(
             blockFrames: 1024, compensateLatency: false, maximumFrames: total, stop: interruptRequested,
             progress: progress.update

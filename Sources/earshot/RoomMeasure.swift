@@ -137,7 +137,7 @@ struct RoomMeasure: ParsableCommand {
         }
         player.start()
         let sink = MemorySink(channelCount: 1)
-        var chain = ProcessorChain()
+        let chain = ProcessorChain()
         try Runner(blockFrames: 1024, compensateLatency: false, maximumFrames: played.count, stop: interruptRequested)
             .run(source: capture, chain: chain, sink: sink)
         capture.close()

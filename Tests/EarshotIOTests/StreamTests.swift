@@ -10,7 +10,7 @@ import Testing
     func resample(_ signal: [Float], from: Double, to: Double, blockFrames: Int) throws -> [Float] {
         let source = try ResampledSource(MemorySource(channels: [signal], sampleRate: from), sampleRate: to, inputBlockFrames: blockFrames)
         let sink = MemorySink(channelCount: 1)
-        var chain = ProcessorChain()
+        let chain = ProcessorChain()
         try Runner(blockFrames: 1000).run(source: source, chain: chain, sink: sink)
         return sink.channels[0]
     }
@@ -208,7 +208,7 @@ import Testing
 
             // File mode: file in, file out.
             let outputPath = dir.appendingPathComponent("out.wav").path
-            var fileChain = makeChain()
+            let fileChain = makeChain()
             let reader = try AudioFileReader(path: inputPath)
             let writer = try AudioFileWriter(path: outputPath, format: OutputFormat(container: .wav, sampleFormat: .f32), sampleRate: 16_000, channelCount: 2)
             let report = try Runner().run(source: reader, chain: fileChain, sink: writer)
@@ -225,7 +225,7 @@ import Testing
             for blockFrames in [1, 7, 64, 480, 4096] {
                 let rawOut = dir.appendingPathComponent("out-\(blockFrames).raw")
                 let input = open(rawIn.path, O_RDONLY), output = open(rawOut.path, O_WRONLY | O_CREAT, 0o644)
-                var chain = makeChain()
+                let chain = makeChain()
                 try Runner(blockFrames: blockFrames).run(
                     source: try RawPCMReader(descriptor: input, encoding: .f32le, sampleRate: 16_000, channelCount: 2),
                     chain: chain, sink: RawPCMWriter(descriptor: output, encoding: .f32le))
@@ -264,7 +264,7 @@ import Testing
         try withTemporaryDirectory { dir in
             let writer = try AudioFileWriter(path: dir.appendingPathComponent("out.wav").path,
                                              format: OutputFormat(container: .wav), sampleRate: 16_000, channelCount: 1)
-            var chain = ProcessorChain()
+            let chain = ProcessorChain()
             #expect(throws: EarshotError.self) { try Runner().run(source: FailingSource(), chain: chain, sink: writer) }
             #expect(try contents(of: dir).isEmpty)
         }
@@ -273,7 +273,7 @@ import Testing
     @Test func stopsAtMaximumFramesAndOnRequest() throws {
         let source = MemorySource(channels: [noise(count: 10_000, seed: 1)], sampleRate: 16_000)
         let sink = MemorySink(channelCount: 1)
-        var chain = ProcessorChain()
+        let chain = ProcessorChain()
         let report = try Runner(blockFrames: 300, maximumFrames: 1000).run(source: source, chain: chain, sink: sink)
         #expect(report.inputFrames == 1000 && sink.channels[0].count == 1000 && sink.finished)
         let stop = ManagedAtomic(false)
