@@ -13,6 +13,13 @@ public enum LiveLatency: String, CaseIterable, Sendable {
         return max(16, Int((seconds * sampleRate).rounded()))
     }
 
+    /// What to keep in the ring between two streams: 1.5 ms absorbs the jitter between low-latency
+    /// callbacks (measured through PulseAudio, no underrun unloaded); the larger buffers of
+    /// `normal` arrive in lumps, and two callbacks in hand keep it from running dry.
+    func inHandFrames(callbackFrames: Int, sampleRate: Double) -> Int {
+        self == .low ? max(Int(sampleRate * 0.0015), callbackFrames / 2) : 2 * callbackFrames
+    }
+
     /// The device latency to ask the host for: two callbacks' worth when low (the host rounds
     /// up to what it can do), the host's own safe default when normal.
     func suggestedSeconds(callbackFrames: Int, sampleRate: Double, hostHigh: Double) -> Double {
@@ -64,7 +71,9 @@ final class LiveCallbackContext: @unchecked Sendable {
     let inputMicroseconds = ManagedAtomic<Int>(0)
     let outputMicroseconds = ManagedAtomic<Int>(0)
 
-    init(processor: any AudioProcessor, inputChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double, duplex: Bool) {
+    /// - Parameter inHandFrames: what the playout keeps in the ring between two streams.
+    init(processor: any AudioProcessor, inputChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double,
+         duplex: Bool, inHandFrames: Int) {
         self.processor = processor
         self.inputChannels = inputChannels
         self.outputChannels = outputChannels
@@ -74,13 +83,12 @@ final class LiveCallbackContext: @unchecked Sendable {
         staging.initialize(repeating: 0, count: maximumBlockFrames * outputChannels)
         ring = RingBuffer(minimumCapacity: Int(sampleRate) * outputChannels)  // a second: room for any backlog
         // In one duplex callback every frame captured is played at once: nothing to keep in hand.
-        // Two streams tick apart; 1.5 ms in hand absorbed their jitter through PulseAudio without
-        // underruns, unloaded.
+        // Two streams tick apart, by up to a callback or two.
         let millisecond = Int(sampleRate / 1000)
         playout = ElasticPlayout(
             ring: ring, channelCount: outputChannels,
-            targetFrames: duplex ? 0 : 3 * millisecond / 2,
-            toleranceFrames: duplex ? millisecond : 3 * millisecond / 2,
+            targetFrames: duplex ? 0 : inHandFrames,
+            toleranceFrames: duplex ? millisecond : inHandFrames,
             windowFrames: Int(sampleRate / 4), crossfadeFrames: 2 * millisecond,
             maximumCallbackFrames: 4 * maximumBlockFrames)
     }
@@ -229,15 +237,17 @@ public final class LiveAudioPath {
         // device's own buffer at its fixed size, so all the slack is in the ring, where the
         // elastic playout holds it at its target.
         isDuplex = input.hostAPI != "ALSA" || output.hostAPI != "ALSA"
-        context = LiveCallbackContext(
-            processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
-            maximumBlockFrames: callbackFrames, sampleRate: sampleRate, duplex: isDuplex)
+        let frames = callbackFrames, inHand = latency.inHandFrames(callbackFrames: frames, sampleRate: sampleRate)
+        func makeContext(duplex: Bool) -> LiveCallbackContext {
+            LiveCallbackContext(
+                processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
+                maximumBlockFrames: frames, sampleRate: sampleRate, duplex: duplex, inHandFrames: inHand)
+        }
+        context = makeContext(duplex: isDuplex)
         if isDuplex, let duplex = try? openStreams() {
             streams = duplex
         } else {
-            context = LiveCallbackContext(
-                processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
-                maximumBlockFrames: callbackFrames, sampleRate: sampleRate, duplex: false)
+            context = makeContext(duplex: false)
             isDuplex = false
             streams = try openStreams()
         }
