@@ -17,6 +17,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-atomics", from: "1.2.0"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         systemLibrary("CFFTW", pkgConfig: "fftw3f", apt: "libfftw3-dev", brew: "fftw"),
@@ -48,6 +52,15 @@ let package = Package(
             name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS"],
             resources: [.copy("Resources/Suppressor.safetensors")]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
+        // The hub: events kept in SQLite, served as JSON, Server-Sent Events and ntfy streams.
+        .target(
+            name: "EarshotHub",
+            dependencies: [
+                "EarshotCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ]),
         .target(
             name: "EarshotAudiometry",
             dependencies: ["EarshotCore", "EarshotDSP", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -55,7 +68,7 @@ let package = Package(
             name: "earshot",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry", "EarshotEnhance",
-                "EarshotSynthesis", "EarshotHearingAid",
+                "EarshotSynthesis", "EarshotHearingAid", "EarshotHub",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]

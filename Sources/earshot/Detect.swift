@@ -12,7 +12,7 @@ struct Detect: ParsableCommand {
             Prints one line per event as the stream reaches its end: with --format jsonl, \
             {"class":"siren","start":12.34,"end":17.80,"confidence":0.97}. start is when the \
             detector announced the alert (a live listener would have been told then), end the last \
-            moment it was heard, in seconds from the start of the input.
+            moment it was heard, in seconds from the start of the input. With --hub, each alert             also goes to the hub as it is announced (queued, retried while the hub is away).
             """)
 
     @Argument(help: "The recording (any rate; channels are mixed).")
@@ -22,8 +22,15 @@ struct Detect: ParsableCommand {
     var format: EventFormat = .text
 
     @OptionGroup var alerts: AlertSensitivityOptions
+    @OptionGroup var hub: HubOptions
 
     func run() throws {
+        let poster = try hub.poster()
+        let started = Date()
+        func report(_ change: AlertEventTracker.Change) {
+            format.print(change)
+            if case .began(let event) = change { poster?.submit(event, startedAt: started) }
+        }
         let network = try AlertNetwork.bundled()
         let settings = try alerts.settings(for: network)
         let reader = try AudioFileReader(path: input)
@@ -31,8 +38,9 @@ struct Detect: ParsableCommand {
             ? reader : try ResampledSource(reader, sampleRate: AlertFeatures.sampleRate)
         let detector = AlertDetector(network: network, settings: settings)
         let chain = detector
-        let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges { format.print($0) } })
+        let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges(report) })
         try runner.run(source: source, chain: chain, sink: DiscardingSink())
-        detector.finish { format.print($0) }
+        detector.finish(report)
+        poster?.finish()
     }
 }

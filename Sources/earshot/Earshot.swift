@@ -3,7 +3,7 @@ import EarshotCore
 import Foundation
 
 @main
-struct Earshot: ParsableCommand {
+struct Earshot: AsyncParsableCommand {
     static let version = "0.1.0"
 
     static let configuration = CommandConfiguration(
@@ -13,15 +13,20 @@ struct Earshot: ParsableCommand {
         subcommands: [
             Info.self, Convert.self, Devices.self, Record.self, Play.self, Room.self,
             Enhance.self, Listen.self, Detect.self, Synth.self, HearingTest.self, AudiogramCommand.self, CalibrationCommand.self, Demo.self,
+            Serve.self, TokenCommand.self, Monitor.self,
         ]
     )
 
     /// One line on stderr and a meaningful exit code for every failure: 2 for bad input
     /// (including bad arguments), 1 for Earshot's own faults, 0 for help and version.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch let error as EarshotError {
             Terminal.error(error.description)
             Foundation.exit(error.isBadInput ? 2 : 1)

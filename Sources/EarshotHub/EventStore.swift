@@ -1,0 +1,85 @@
+import EarshotCore
+import Foundation
+import GRDB
+
+/// Events kept in SQLite: write-ahead log, and `synchronous = FULL`, so a commit is on the disk
+/// (the log fsynced) before `append` returns. An acknowledged event survives a killed process
+/// and a power cut alike.
+public final class EventStore: Sendable {
+    private let pool: DatabasePool
+    public let path: String
+
+    public init(path: String) throws {
+        self.path = path
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+        } catch let error as DatabaseError {
+            throw EarshotError.invalidArgument("\(path): not a usable hub database (\(error.message ?? "\(error.resultCode)"))")
+        } catch {
+            throw EarshotError.writeFailed(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("events") { db in
+            try db.create(table: "event") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("kind", .text).notNull()
+                t.column("label", .text).notNull()
+                t.column("time", .double).notNull()
+                t.column("confidence", .double)
+                t.column("source", .text)
+                t.column("key", .text).unique()
+                t.column("received", .double).notNull()
+            }
+        }
+        return migrator
+    }
+
+    /// Stores the event durably and returns it with its id; a key seen before returns the event
+    /// stored then, and `isNew` false.
+    public func append(_ event: EventSubmission) async throws -> (event: StoredEvent, isNew: Bool) {
+        try await pool.write { db in
+            if let key = event.key, let row = try Row.fetchOne(db, sql: "SELECT * FROM event WHERE key = ?", arguments: [key]) {
+                return (Self.event(row), false)
+            }
+            try db.execute(
+                sql: "INSERT INTO event (kind, label, time, confidence, source, key, received) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                arguments: [event.kind.rawValue, event.label, event.time, event.confidence, event.source, event.key, Date().timeIntervalSince1970])
+            let id = db.lastInsertedRowID
+            return (StoredEvent(id: id, kind: event.kind, label: event.label, time: StoredEvent.iso8601(event.time),
+                                confidence: event.confidence, source: event.source), true)
+        }
+    }
+
+    /// Events after `since`, ascending, at most `limit`.
+    public func events(after since: Int64, limit: Int) async throws -> [StoredEvent] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM event WHERE id > ? ORDER BY id LIMIT ?", arguments: [since, limit]).map(Self.event)
+        }
+    }
+
+    /// The newest event's id; 0 when there is none.
+    public func latestID() async throws -> Int64 {
+        try await pool.read { db in try Int64.fetchOne(db, sql: "SELECT MAX(id) FROM event") ?? 0 }
+    }
+
+    /// Events received at or after `time` (unix seconds), ascending, at most `limit`.
+    public func events(receivedSince time: Double, limit: Int) async throws -> [StoredEvent] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM event WHERE received >= ? ORDER BY id LIMIT ?", arguments: [time, limit]).map(Self.event)
+        }
+    }
+
+    private static func event(_ row: Row) -> StoredEvent {
+        StoredEvent(id: row["id"], kind: EventKind(rawValue: row["kind"]) ?? .test, label: row["label"],
+                    time: StoredEvent.iso8601(row["time"]), confidence: row["confidence"], source: row["source"])
+    }
+}

@@ -1,0 +1,233 @@
+import AsyncHTTPClient
+import EarshotCore
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// Where a producer sends its events: a hub's address and a token.
+public struct HubAddress: Sendable {
+    public var url: URL
+    public var token: String
+
+    /// Checks both before anything runs: an http(s) URL with a host, and a token.
+    public init(url text: String, token: String) throws {
+        guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), let scheme = url.scheme,
+              ["http", "https"].contains(scheme), url.host != nil else {
+            throw EarshotError.invalidArgument("--hub must be an http:// or https:// URL, not '\(text)'")
+        }
+        guard !token.isEmpty else { throw EarshotError.invalidArgument("--hub needs --token (earshot token create on the hub)") }
+        self.url = url
+        self.token = token
+    }
+
+    func endpoint(_ path: String) -> String { url.absoluteString + path }
+}
+
+/// Sends events to a hub from a queue: `submit` returns at once and never blocks the caller
+/// (nor, through it, audio); a sender retries each event, with back-off, until the hub has
+/// stored it. Every event carries a key of its own, so a post the hub stored but whose answer
+/// was lost is not stored twice when it is retried.
+public final class HubPoster: @unchecked Sendable {
+    public let address: HubAddress
+    public let source: String?
+    private let lock = NSLock()
+    private var queue: [EventSubmission] = []
+    private var sending = false
+    private var warned = false
+    /// Called (from the sender) with a sentence when the hub cannot be reached or refuses.
+    public var warn: @Sendable (String) -> Void = { _ in }
+
+    public init(address: HubAddress, source: String? = nil) {
+        self.address = address
+        self.source = source
+    }
+
+    /// Queues an event; a sender starts if none is running.
+    public func submit(kind: EventKind, label: String, time: Date, confidence: Double?) {
+        let event = EventSubmission(kind: kind, label: label, time: time.timeIntervalSince1970, confidence: confidence,
+                                    source: source, key: UUID().uuidString)
+        let start = lock.withLock {
+            queue.append(event)
+            defer { sending = true }
+            return !sending
+        }
+        if start { Task.detached { await self.drain() } }
+    }
+
+    /// Events not yet stored by the hub.
+    public var pending: Int {
+        lock.withLock { queue.count }
+    }
+
+    /// Waits up to `seconds` for the queue to empty; returns how many are still unsent.
+    public func flush(seconds: Double) -> Int {
+        let deadline = Date().addingTimeInterval(seconds)
+        while pending > 0, Date() < deadline { usleep(20_000) }
+        return pending
+    }
+
+    private func drain() async {
+        var delay = 0.25
+        while true {
+            let next: EventSubmission? = lock.withLock {
+                if queue.isEmpty { sending = false }
+                return queue.first
+            }
+            guard let event = next else { return }
+            switch await send(event) {
+            case .stored, .refused:
+                lock.withLock { _ = queue.removeFirst() }
+                delay = 0.25
+            case .retry:
+                try? await Task.sleep(for: .seconds(delay))
+                delay = min(delay * 2, 5)
+            }
+        }
+    }
+
+    private enum Outcome { case stored, refused, retry }
+
+    private func send(_ event: EventSubmission) async -> Outcome {
+        var request = HTTPClientRequest(url: address.endpoint("/api/events"))
+        request.method = .POST
+        request.headers.add(name: "Authorization", value: "Bearer \(address.token)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        var object: [String: Any] = ["kind": event.kind.rawValue, "label": event.label, "time": event.time, "key": event.key!]
+        if let confidence = event.confidence { object["confidence"] = confidence }
+        if let source = event.source { object["source"] = source }
+        request.body = .bytes(ByteBuffer(bytes: try! JSONSerialization.data(withJSONObject: object)))
+        do {
+            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 64 * 1024)
+            switch response.status.code {
+            case 200, 201:
+                return .stored
+            case 401:
+                warnOnce("the hub at \(address.url.absoluteString) refused the token")
+                return .retry  // keep the event: a token can be fixed on the hub while we wait
+            case 400..<500:
+                warn("the hub refused an event: \(String(buffer: body))")
+                return .refused
+            default:
+                warnOnce("the hub answered \(response.status.code); retrying")
+                return .retry
+            }
+        } catch {
+            warnOnce("cannot reach the hub at \(address.url.absoluteString); events are kept and retried")
+            return .retry
+        }
+    }
+
+    private func warnOnce(_ message: String) {
+        let first = lock.withLock {
+            defer { warned = true }
+            return !warned
+        }
+        if first { warn(message) }
+    }
+}
+
+/// Follows a hub's event stream for as long as it runs: reconnects after any loss with the
+/// last id it saw, so nothing is missed, and drops anything at or below that id, so nothing is
+/// shown twice.
+public struct HubFollower: Sendable {
+    public let address: HubAddress
+    /// Where to start: an id (0 for everything kept), or nil for what arrives from now on.
+    public var since: Int64?
+
+    public init(address: HubAddress, since: Int64?) {
+        self.address = address
+        self.since = since
+    }
+
+    /// Calls `received` with each event's id and JSON, and `status` with a sentence when the
+    /// connection is lost or back, until the task is cancelled.
+    public func follow(received: @Sendable (Int64, String) -> Void, status: @Sendable (String) -> Void) async throws {
+        var last = since
+        var delay = 0.2
+        var wasConnected = false
+        while !Task.isCancelled {
+            var request = HTTPClientRequest(url: address.endpoint("/api/events/stream" + (last == nil ? "?since=latest" : "")))
+            request.headers.add(name: "Authorization", value: "Bearer \(address.token)")
+            request.headers.add(name: "Accept", value: "text/event-stream")
+            if let last { request.headers.add(name: "Last-Event-ID", value: String(last)) }
+            do {
+                let response = try await HTTPClient.shared.execute(request, timeout: .hours(24 * 365))
+                guard response.status == .ok else {
+                    if response.status == .unauthorized { throw EarshotError.invalidArgument("the hub refused the token") }
+                    throw EarshotError.deviceFailure("the hub answered \(response.status.code)")
+                }
+                if wasConnected { status("reconnected") }
+                wasConnected = true
+                delay = 0.2
+                var parser = ServerSentEventParser()
+                for try await chunk in response.body {
+                    for message in parser.feed(String(buffer: chunk)) {
+                        guard let text = message.id, let id = Int64(text) else { continue }
+                        if let seen = last, id <= seen { continue }
+                        last = id
+                        received(id, message.data)
+                    }
+                }
+                if last == nil { last = 0 }
+                status("the hub closed the stream; reconnecting")
+            } catch let error as EarshotError where error.isBadInput {
+                throw error
+            } catch {
+                if Task.isCancelled { return }
+                if wasConnected { status("lost the hub (\(error)); reconnecting") }
+            }
+            try await Task.sleep(for: .seconds(delay))
+            delay = min(delay * 2, 3)
+        }
+    }
+}
+
+/// Server-Sent Events, as they arrive in arbitrary chunks.
+public struct ServerSentEventParser: Sendable {
+    public struct Message: Equatable, Sendable {
+        public var id: String?
+        public var event: String?
+        public var data: String
+    }
+
+    private var pending = ""
+    private var id: String?
+    private var event: String?
+    private var data: [String] = []
+
+    public init() {}
+
+    /// The messages completed by `text`.
+    public mutating func feed(_ text: String) -> [Message] {
+        pending += text
+        var messages: [Message] = []
+        while let newline = pending.firstIndex(where: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }) {
+            let line = String(pending[..<newline])
+            pending = String(pending[pending.index(after: newline)...])
+            if line.isEmpty {
+                if !data.isEmpty { messages.append(Message(id: id, event: event, data: data.joined(separator: "\n"))) }
+                data = []
+                event = nil
+                continue
+            }
+            if line.hasPrefix(":") { continue }
+            let (field, value): (Substring, Substring)
+            if let colon = line.firstIndex(of: ":") {
+                field = line[..<colon]
+                var rest = line[line.index(after: colon)...]
+                if rest.hasPrefix(" ") { rest = rest.dropFirst() }
+                value = rest
+            } else {
+                (field, value) = (Substring(line), "")
+            }
+            switch field {
+            case "id": id = String(value)
+            case "event": event = String(value)
+            case "data": data.append(String(value))
+            default: break
+            }
+        }
+        return messages
+    }
+}

@@ -1,0 +1,101 @@
+import ArgumentParser
+import EarshotAlerts
+import EarshotCore
+import EarshotHub
+import Foundation
+
+/// `earshot serve`: the hub other devices follow.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run the hub: keep events and pass them to the user's other devices.",
+        discussion: """
+            Events posted to /api/events (with a bearer token) are stored in SQLite before they \
+            are acknowledged, and streamed as Server-Sent Events (/api/events/stream), as ntfy \
+            topics (/TOPIC/json, /TOPIC/sse: the ntfy phone app can subscribe) and to the \
+            dashboard at /. The first run creates a token and prints it. Binds to loopback unless \
+            --host says otherwise.
+            """)
+
+    @Option(help: "Address to bind (0.0.0.0 for the whole network).")
+    var host = "127.0.0.1"
+
+    @Option(help: "TCP port (0 picks a free one, printed at start).")
+    var port = 8750
+
+    @Option(help: "Data folder (default: $EARSHOT_HOME or ~/.local/share/earshot).")
+    var data: String?
+
+    @Option(help: "The ntfy topic to answer to.")
+    var topic = "earshot"
+
+    func validate() throws {
+        guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535, not \(port)") }
+        guard !topic.isEmpty, topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), topic != "api" else {
+            throw ValidationError("--topic must be letters, digits, - and _ (and not 'api')")
+        }
+    }
+
+    func run() async throws {
+        let hub = try Hub(configuration: HubConfiguration(host: host, port: port, directory: data ?? HubConfiguration.defaultDirectory, topic: topic))
+        if try hub.tokens.all().isEmpty {
+            print("token: \(try hub.tokens.create())")
+        }
+        let host = self.host
+        try await hub.run(ready: { port in
+            print("Earshot hub on http://\(host):\(port)/ (data in \(hub.configuration.directory))")
+            fflush(nil)
+        })
+    }
+}
+
+/// `earshot token create`: another bearer token for the hub.
+struct TokenCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "token", abstract: "Manage the hub's bearer tokens.", subcommands: [Create.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Create a new bearer token and print it.")
+
+        @Option(help: "Data folder (default: $EARSHOT_HOME or ~/.local/share/earshot).")
+        var data: String?
+
+        func run() throws {
+            print(try TokenStore(directory: data ?? HubConfiguration.defaultDirectory).create())
+        }
+    }
+}
+
+/// `--hub URL --token T` for the commands that produce events.
+struct HubOptions: ParsableArguments {
+    @Option(help: "Also send every event to this hub (http://HOST:8750).")
+    var hub: String?
+
+    @Option(help: "The hub's bearer token.")
+    var token: String?
+
+    func validate() throws {
+        if let hub { _ = try HubAddress(url: hub, token: token ?? "") }
+        if hub == nil, token != nil { throw ValidationError("--token is for --hub") }
+    }
+
+    /// A poster for the hub, or nil without --hub.
+    func poster() throws -> HubPoster? {
+        guard let hub else { return nil }
+        let poster = HubPoster(address: try HubAddress(url: hub, token: token ?? ""), source: ProcessInfo.processInfo.hostName)
+        poster.warn = { Terminal.note("warning: \($0)") }
+        return poster
+    }
+}
+
+extension HubPoster {
+    /// Queues a detected alert; its time is when it began.
+    func submit(_ event: AlertEvent, startedAt origin: Date) {
+        submit(kind: .alert, label: event.alertClass.rawValue, time: origin.addingTimeInterval(event.start), confidence: event.confidence)
+    }
+
+    /// At the end of a run: waits a while for the hub, and says what could not be sent.
+    func finish() {
+        let unsent = flush(seconds: 10)
+        if unsent > 0 { Terminal.note("warning: \(unsent) event(s) could not be sent to the hub") }
+    }
+}

@@ -1,0 +1,70 @@
+import ArgumentParser
+import EarshotCore
+import EarshotHub
+import Foundation
+
+/// `earshot monitor URL --token T`: another computer's window on the hub.
+struct Monitor: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Follow a hub: print each event as a JSON line, and with --notify raise a desktop notification.",
+        discussion: """
+            Reconnects by itself after the hub restarts or the network drops, resuming after the \
+            last event it printed: nothing is missed and nothing is printed twice. Alerts are \
+            raised as critical notifications (notify-send, from libnotify-bin).
+            """)
+
+    @Argument(help: "The hub, e.g. http://kitchen.local:8750.")
+    var url: String
+
+    @Option(help: "The hub's bearer token.")
+    var token: String
+
+    @Option(help: "Start after this event id (0: everything the hub kept); default: what arrives from now on.")
+    var since: Int64?
+
+    @Flag(help: "Raise a desktop notification for each event.")
+    var notify = false
+
+    func validate() throws {
+        _ = try HubAddress(url: url, token: token)
+        if let since, since < 0 { throw ValidationError("--since must be an event id, 0 or more") }
+    }
+
+    func run() async throws {
+        let address = try HubAddress(url: url, token: token)
+        let notifier = notify ? try DesktopNotifier() : nil
+        try await HubFollower(address: address, since: since).follow(
+            received: { _, json in
+                print(json)
+                fflush(nil)
+                notifier?.show(json)
+            },
+            status: { Terminal.note($0) })
+    }
+}
+
+/// Desktop notifications through `notify-send`.
+struct DesktopNotifier: Sendable {
+    let executable: String
+
+    init() throws {
+        let candidates = ["/usr/bin/notify-send", "/usr/local/bin/notify-send"]
+        guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
+            throw EarshotError.invalidArgument("--notify needs notify-send (apt install libnotify-bin)")
+        }
+        executable = found
+    }
+
+    /// Alerts are critical (they stay until dismissed); other events normal.
+    func show(_ json: String) {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
+              let label = object["label"] as? String, let kind = object["kind"] as? String else { return }
+        let name = label.replacingOccurrences(of: "_", with: " ")
+        var body = kind
+        if let source = object["source"] as? String { body += " at \(source)" }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = ["--app-name=Earshot", "--urgency=\(kind == "alert" ? "critical" : "normal")", "Earshot: \(name)", body]
+        try? process.run()
+    }
+}
