@@ -21,6 +21,7 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         systemLibrary("CFFTW", pkgConfig: "fftw3f", apt: "libfftw3-dev", brew: "fftw"),
@@ -96,6 +97,11 @@ let package = Package(
         .testTarget(name: "EarshotSynthesisTests", dependencies: ["EarshotTestSupport", "EarshotSynthesis", "EarshotAlerts", "EarshotDSP"]),
         .testTarget(name: "EarshotHearingAidTests", dependencies: ["EarshotTestSupport", "EarshotHearingAid", "EarshotSynthesis", "EarshotAlerts"]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS"]),
-        .testTarget(name: "EarshotCLITests", dependencies: ["EarshotTestSupport", "earshot", "EarshotIO"]),
+        .testTarget(
+            name: "EarshotCLITests",
+            dependencies: [
+                "EarshotTestSupport", "earshot", "EarshotIO", "EarshotHub", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]),
     ]
 )

@@ -34,12 +34,18 @@ public final class HubPoster: @unchecked Sendable {
     private var queue: [EventSubmission] = []
     private var sending = false
     private var warned = false
+    private let client = HTTPClient.failingFast()
+    private var closed = false
     /// Called (from the sender) with a sentence when the hub cannot be reached or refuses.
     public var warn: @Sendable (String) -> Void = { _ in }
 
     public init(address: HubAddress, source: String? = nil) {
         self.address = address
         self.source = source
+    }
+
+    deinit {
+        if !lock.withLock({ closed }) { try? client.syncShutdown() }
     }
 
     /// Queues an event; a sender starts if none is running.
@@ -59,10 +65,14 @@ public final class HubPoster: @unchecked Sendable {
         lock.withLock { queue.count }
     }
 
-    /// Waits up to `seconds` for the queue to empty; returns how many are still unsent.
-    public func flush(seconds: Double) -> Int {
+    /// Waits up to `seconds` for the queue to empty, then stops sending; returns how many
+    /// events were never stored. Call once, at the end.
+    public func close(waitingUpTo seconds: Double) -> Int {
         let deadline = Date().addingTimeInterval(seconds)
         while pending > 0, Date() < deadline { usleep(20_000) }
+        lock.withLock { closed = true }
+        while lock.withLock({ sending }) { usleep(5_000) }
+        try? client.syncShutdown()
         return pending
     }
 
@@ -70,8 +80,8 @@ public final class HubPoster: @unchecked Sendable {
         var delay = 0.25
         while true {
             let next: EventSubmission? = lock.withLock {
-                if queue.isEmpty { sending = false }
-                return queue.first
+                if queue.isEmpty || closed { sending = false }
+                return closed ? nil : queue.first
             }
             guard let event = next else { return }
             switch await send(event) {
@@ -97,7 +107,7 @@ public final class HubPoster: @unchecked Sendable {
         if let source = event.source { object["source"] = source }
         request.body = .bytes(ByteBuffer(bytes: try! JSONSerialization.data(withJSONObject: object)))
         do {
-            let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+            let response = try await client.execute(request, timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 64 * 1024)
             switch response.status.code {
             case 200, 201:
@@ -143,6 +153,8 @@ public struct HubFollower: Sendable {
     /// Calls `received` with each event's id and JSON, and `status` with a sentence when the
     /// connection is lost or back, until the task is cancelled.
     public func follow(received: @Sendable (Int64, String) -> Void, status: @Sendable (String) -> Void) async throws {
+        let client = HTTPClient.failingFast()
+        defer { _ = client.shutdown() as EventLoopFuture<Void> }
         var last = since
         var delay = 0.2
         var wasConnected = false
@@ -152,7 +164,7 @@ public struct HubFollower: Sendable {
             request.headers.add(name: "Accept", value: "text/event-stream")
             if let last { request.headers.add(name: "Last-Event-ID", value: String(last)) }
             do {
-                let response = try await HTTPClient.shared.execute(request, timeout: .hours(24 * 365))
+                let response = try await client.execute(request, timeout: .hours(24 * 365))
                 guard response.status == .ok else {
                     if response.status == .unauthorized { throw EarshotError.invalidArgument("the hub refused the token") }
                     throw EarshotError.deviceFailure("the hub answered \(response.status.code)")
@@ -180,6 +192,17 @@ public struct HubFollower: Sendable {
             try await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 3)
         }
+    }
+}
+
+extension HTTPClient {
+    /// A client that reports a refused connection at once: the callers here retry on their own
+    /// schedule, and a pool that backs off on its own would hold a request for up to a minute
+    /// after the hub comes back.
+    static func failingFast() -> HTTPClient {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.retryConnectionEstablishment = false
+        return HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 }
 

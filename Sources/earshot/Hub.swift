@@ -74,7 +74,9 @@ struct HubOptions: ParsableArguments {
     var token: String?
 
     func validate() throws {
-        if let hub { _ = try HubAddress(url: hub, token: token ?? "") }
+        if let hub {
+            do { _ = try HubAddress(url: hub, token: token ?? "") } catch { throw ValidationError("\(error)") }
+        }
         if hub == nil, token != nil { throw ValidationError("--token is for --hub") }
     }
 
@@ -95,7 +97,7 @@ extension HubPoster {
 
     /// At the end of a run: waits a while for the hub, and says what could not be sent.
     func finish() {
-        let unsent = flush(seconds: 10)
+        let unsent = close(waitingUpTo: 10)
         if unsent > 0 { Terminal.note("warning: \(unsent) event(s) could not be sent to the hub") }
     }
 }

@@ -26,7 +26,7 @@ struct Monitor: AsyncParsableCommand {
     var notify = false
 
     func validate() throws {
-        _ = try HubAddress(url: url, token: token)
+        do { _ = try HubAddress(url: url, token: token) } catch { throw ValidationError("\(error)") }
         if let since, since < 0 { throw ValidationError("--since must be an event id, 0 or more") }
     }
 
