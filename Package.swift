@@ -28,6 +28,7 @@ let package = Package(
         systemLibrary("CSndFile", pkgConfig: "sndfile", apt: "libsndfile1-dev", brew: "libsndfile"),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev", brew: "libsoxr"),
         systemLibrary("CPortAudio", pkgConfig: "portaudio-2.0", apt: "portaudio19-dev", brew: "portaudio"),
+        systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev", brew: "mosquitto"),
         systemLibrary("COpenBLAS", pkgConfig: "openblas", apt: "libopenblas-dev", brew: "openblas"),
 
         .target(name: "CHostAudio", linkerSettings: [.linkedLibrary("asound", .when(platforms: [.linux]))]),
@@ -57,7 +58,7 @@ let package = Package(
         .target(
             name: "EarshotHub",
             dependencies: [
-                "EarshotCore", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
+                "EarshotCore", "CMosquitto", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

@@ -12,7 +12,9 @@ struct Detect: ParsableCommand {
             Prints one line per event as the stream reaches its end: with --format jsonl, \
             {"class":"siren","start":12.34,"end":17.80,"confidence":0.97}. start is when the \
             detector announced the alert (a live listener would have been told then), end the last \
-            moment it was heard, in seconds from the start of the input. With --hub, each alert             also goes to the hub as it is announced (queued, retried while the hub is away).
+            moment it was heard, in seconds from the start of the input. With --hub, each alert \
+            also goes to the hub as it is announced (queued, retried while the hub is away); with \
+            --mqtt, to Home Assistant.
             """)
 
     @Argument(help: "The recording (any rate; channels are mixed).")
@@ -23,13 +25,13 @@ struct Detect: ParsableCommand {
 
     @OptionGroup var alerts: AlertSensitivityOptions
     @OptionGroup var hub: HubOptions
+    @OptionGroup var mqtt: MQTTOptions
 
     func run() throws {
-        let poster = try hub.poster()
-        let started = Date()
+        let outlets = try EventOutlets(hub: hub, mqtt: mqtt)
         func report(_ change: AlertEventTracker.Change) {
             format.print(change)
-            if case .began(let event) = change { poster?.submit(event, startedAt: started) }
+            outlets.send(change)
         }
         let network = try AlertNetwork.bundled()
         let settings = try alerts.settings(for: network)
@@ -41,6 +43,6 @@ struct Detect: ParsableCommand {
         let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges(report) })
         try runner.run(source: source, chain: chain, sink: DiscardingSink())
         detector.finish(report)
-        poster?.finish()
+        outlets.close()
     }
 }

@@ -101,3 +101,59 @@ extension HubPoster {
         if unsent > 0 { Terminal.note("warning: \(unsent) event(s) could not be sent to the hub") }
     }
 }
+
+/// `--mqtt mqtt://HOST:PORT` (and `--node`) for the commands that produce events: Earshot as a
+/// Home Assistant device.
+struct MQTTOptions: ParsableArguments {
+    @Option(help: "Also publish to this MQTT broker for Home Assistant (mqtt://HOST:1883).")
+    var mqtt: String?
+
+    @Option(help: "This device's name in MQTT topics (default: the host name).")
+    var node: String?
+
+    func validate() throws {
+        if let mqtt, !(URL(string: mqtt).map { $0.scheme == "mqtt" && !($0.host ?? "").isEmpty } ?? false) {
+            throw ValidationError("--mqtt must be mqtt://HOST[:PORT], not '\(mqtt)'")
+        }
+        if mqtt == nil, node != nil { throw ValidationError("--node is for --mqtt") }
+    }
+
+    /// A connected bridge announcing the alert classes, or nil without --mqtt.
+    func bridge() throws -> HomeAssistantBridge? {
+        guard let mqtt else { return nil }
+        return try HomeAssistantBridge(url: mqtt, node: node ?? ProcessInfo.processInfo.hostName,
+                                       eventLabels: AlertClass.allCases.map(\.rawValue), version: Earshot.version)
+    }
+}
+
+/// Where a producer's events go besides its own output: a hub, Home Assistant, both or neither.
+struct EventOutlets {
+    let poster: HubPoster?
+    let bridge: HomeAssistantBridge?
+    let started = Date()
+
+    init(hub: HubOptions, mqtt: MQTTOptions) throws {
+        poster = try hub.poster()
+        bridge = try mqtt.bridge()
+    }
+
+    /// An alert began (announce it) or ended (the sound sensor goes off). With Home Assistant's
+    /// listening switch off or its snooze running, alerts go nowhere.
+    func send(_ change: AlertEventTracker.Change) {
+        switch change {
+        case .began(let event):
+            guard bridge?.isAnnouncing ?? true else { return }
+            poster?.submit(event, startedAt: started)
+            bridge?.publishSound(true)
+            bridge?.publishEvent(kind: "alert", label: event.alertClass.rawValue, time: started.addingTimeInterval(event.start),
+                                 confidence: event.confidence)
+        case .ended:
+            bridge?.publishSound(false)
+        }
+    }
+
+    func close() {
+        poster?.finish()
+        bridge?.close()
+    }
+}

@@ -49,6 +49,7 @@ struct Listen: ParsableCommand {
     var events: String?
 
     @OptionGroup var hub: HubOptions
+    @OptionGroup var mqtt: MQTTOptions
     @OptionGroup var suppression: SuppressorOptions
     @OptionGroup var ceiling: OutputCeilingOption
 
@@ -60,19 +61,18 @@ struct Listen: ParsableCommand {
         let chain = try ListeningChain(
             enhance: enhance, model: suppression.model, strengthDB: suppression.strength, detector: network,
             alertSettings: try network.map(sensitivity.settings), separate: separate, maximumOutputDBFS: ceiling.maxOutputDbfs)
-        let poster = try hub.poster()
+        let outlets = try EventOutlets(hub: hub, mqtt: mqtt)
         installInterruptHandler()
         var heard: [AlertEvent] = []
-        let started = Date()
         func announce(_ change: AlertEventTracker.Change) {
             switch change {
             case .began(let event):
                 Terminal.note(String(format: "%.2f s: %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
-                poster?.submit(event, startedAt: started)
             case .ended(let event):
                 Terminal.note(String(format: "%.2f s: %@ ended", event.end, event.alertClass.rawValue))
                 heard.append(event)
             }
+            outlets.send(change)
         }
         if input == nil && output == nil {
             try listenLive(chain, announce: announce)
@@ -80,7 +80,7 @@ struct Listen: ParsableCommand {
             try listenThroughFiles(chain, announce: announce)
         }
         chain.detector?.finish(announce)
-        poster?.finish()
+        outlets.close()
         if let events {
             try AtomicFile.write(Data(heard.map { EventFormat.jsonLine($0) + "\n" }.joined().utf8), to: events)
         }

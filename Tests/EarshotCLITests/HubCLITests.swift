@@ -223,7 +223,7 @@ final class RunningHub: @unchecked Sendable {
             FileManager.default.createFile(atPath: errors.path, contents: nil)
             monitor.standardError = try FileHandle(forWritingTo: errors)
             try monitor.run()
-            defer { if monitor.isRunning { monitor.terminate() } }
+            defer { if monitor.isRunning { kill(monitor.processIdentifier, SIGKILL) } }  // the runner blocks SIGTERM in children
             var printed = ""
             func waitFor(_ label: String) -> Double? {
                 let start = Date()
