@@ -81,7 +81,7 @@ let package = Package(
             name: "earshot-bench",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "EarshotAlerts", "EarshotSynthesis",
-                "EarshotHearingAid", "CAllocationCounter",
+                "EarshotHearingAid", "CAllocationCounter", .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/EarshotBench"),
 

@@ -194,6 +194,7 @@ if !table.rows.isEmpty {
     table.print()
 }
 if group == nil || group == "audiometry" { try audiometryReport() }
+if group == nil || group == "hub" { try await hubLoadReport() }
 if group == "separation" {
     guard CommandLine.arguments.count > 2 else { throw EarshotError.invalidArgument("usage: earshot-bench separation SCENE_FOLDER") }
     try separationReport(folder: CommandLine.arguments[2])
