@@ -15,12 +15,10 @@ public struct StoredTest: Codable, Equatable, Sendable {
 public final class ResultStore: Sendable {
     private let pool: DatabasePool
 
-    /// Where results go unless told otherwise: $EARSHOT_DB, else ~/.local/share/earshot/results.sqlite.
+    /// Where results go unless told otherwise: $EARSHOT_DB, else results.sqlite in the data folder.
     public static var defaultPath: String {
         if let path = ProcessInfo.processInfo.environment["EARSHOT_DB"], !path.isEmpty { return path }
-        let base = ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
-        return (base as NSString).appendingPathComponent("earshot/results.sqlite")
+        return (DataDirectory.path as NSString).appendingPathComponent("results.sqlite")
     }
 
     public init(path: String) throws {

@@ -20,6 +20,4 @@ public actor EventBroadcast {
     }
 
     private func remove(_ id: Int) { subscribers[id] = nil }
-
-    public var subscriberCount: Int { subscribers.count }
 }

@@ -157,7 +157,7 @@ public struct HubFollower: Sendable {
         defer { _ = client.shutdown() as EventLoopFuture<Void> }
         var last = since
         var delay = 0.2
-        var wasConnected = false
+        var wasConnected = false, saidUnreachable = false
         while !Task.isCancelled {
             var request = HTTPClientRequest(url: address.endpoint("/api/events/stream" + (last == nil ? "?since=latest" : "")))
             request.headers.add(name: "Authorization", value: "Bearer \(address.token)")
@@ -169,8 +169,9 @@ public struct HubFollower: Sendable {
                     if response.status == .unauthorized { throw EarshotError.invalidArgument("the hub refused the token") }
                     throw EarshotError.deviceFailure("the hub answered \(response.status.code)")
                 }
-                if wasConnected { status("reconnected") }
+                if saidUnreachable { status("connected to the hub") }
                 wasConnected = true
+                saidUnreachable = false
                 delay = 0.2
                 var parser = ServerSentEventParser()
                 for try await chunk in response.body {
@@ -187,7 +188,13 @@ public struct HubFollower: Sendable {
                 throw error
             } catch {
                 if Task.isCancelled { return }
-                if wasConnected { status("lost the hub (\(error)); reconnecting") }
+                if wasConnected {
+                    status("lost the hub (\(error)); reconnecting")
+                    wasConnected = false
+                } else if !saidUnreachable {
+                    status("cannot reach the hub at \(address.url.absoluteString) (\(error)); retrying")
+                }
+                saidUnreachable = true
             }
             try await Task.sleep(for: .seconds(delay))
             delay = min(delay * 2, 3)

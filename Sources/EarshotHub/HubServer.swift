@@ -24,13 +24,7 @@ public struct HubConfiguration: Sendable {
         self.heartbeatSeconds = heartbeatSeconds
     }
 
-    /// `$EARSHOT_HOME`, else ~/.local/share/earshot.
-    public static var defaultDirectory: String {
-        if let home = ProcessInfo.processInfo.environment["EARSHOT_HOME"], !home.isEmpty { return home }
-        let base = ProcessInfo.processInfo.environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (NSHomeDirectory() as NSString).appendingPathComponent(".local/share")
-        return (base as NSString).appendingPathComponent("earshot")
-    }
+    public static var defaultDirectory: String { DataDirectory.path }
 }
 
 /// The hub: stores events durably, serves them as JSON, Server-Sent Events and ntfy streams,
@@ -208,7 +202,7 @@ public struct Hub: Sendable {
 
     /// An event as an ntfy message: urgent for alerts, default priority for sounds.
     static func ntfyMessage(_ event: StoredEvent, topic: String) -> String {
-        let time = SubmissionTime.unixSeconds(event.time)
+        let time = EventSubmission.parseISO8601(event.time)?.timeIntervalSince1970 ?? 0
         let title = event.label.replacingOccurrences(of: "_", with: " ").capitalized
         var words = "\(event.label.replacingOccurrences(of: "_", with: " ")) (\(event.kind.rawValue)"
         if let confidence = event.confidence { words += String(format: ", confidence %.2f", confidence) }
@@ -272,11 +266,5 @@ public struct Hub: Sendable {
 
     static func json(_ text: String) -> Response {
         Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(string: text)))
-    }
-}
-
-enum SubmissionTime {
-    static func unixSeconds(_ iso: String) -> Double {
-        EventSubmission.parseISO8601(iso)?.timeIntervalSince1970 ?? 0
     }
 }

@@ -10,8 +10,7 @@ final class Broker: @unchecked Sendable {
     private let directory: URL
 
     init(directory: URL) throws {
-        let executable = try #require(["/usr/sbin/mosquitto", "/usr/bin/mosquitto", "/usr/local/sbin/mosquitto", "/opt/homebrew/sbin/mosquitto"]
-            .first { FileManager.default.isExecutableFile(atPath: $0) }, "mosquitto is not installed: make test installs it")
+        let executable = try #require(installedExecutable("mosquitto"), "mosquitto is not installed: make test installs it")
         self.directory = directory
         port = try freePort()
         let configuration = directory.appendingPathComponent("mosquitto.conf")
@@ -35,8 +34,7 @@ final class Broker: @unchecked Sendable {
     /// `mosquitto_sub -v` on `topics` until stopped; the lines it printed.
     func subscribe(_ topics: [String]) throws -> () -> [(topic: String, payload: String)] {
         let subscriber = Process()
-        subscriber.executableURL = URL(fileURLWithPath: try #require(["/usr/bin/mosquitto_sub", "/usr/local/bin/mosquitto_sub", "/opt/homebrew/bin/mosquitto_sub"]
-            .first { FileManager.default.isExecutableFile(atPath: $0) }, "mosquitto_sub is not installed: make test installs it"))
+        subscriber.executableURL = URL(fileURLWithPath: try #require(installedExecutable("mosquitto_sub"), "mosquitto_sub is not installed: make test installs it"))
         subscriber.arguments = ["-h", "127.0.0.1", "-p", String(port), "-v", "-q", "1"] + topics.flatMap { ["-t", $0] }
         let output = directory.appendingPathComponent("sub-\(UUID().uuidString).txt")
         FileManager.default.createFile(atPath: output.path, contents: nil)
@@ -56,8 +54,7 @@ final class Broker: @unchecked Sendable {
     }
 
     func publish(_ topic: String, _ payload: String) throws {
-        let publisher = try #require(["/usr/bin/mosquitto_pub", "/usr/local/bin/mosquitto_pub", "/opt/homebrew/bin/mosquitto_pub"]
-            .first { FileManager.default.isExecutableFile(atPath: $0) })
+        let publisher = try #require(installedExecutable("mosquitto_pub"), "mosquitto_pub is not installed: make test installs it")
         #expect(try runProgram(publisher, ["-h", "127.0.0.1", "-p", String(port), "-t", topic, "-m", payload]).status == 0)
     }
 }
@@ -152,7 +149,7 @@ func canConnect(_ port: Int) -> Bool {
             #expect(!bridge.isAnnouncing)
             bridge.close()
 
-            #expect(try runProgram("/usr/bin/sox", ["-n", "-r", "16000", "-c", "1", dir.appendingPathComponent("long.wav").path, "synth", "900", "pinknoise", "vol", "0.05"]).status == 0)
+            #expect(try runProgram(try #require(soxPath), ["-n", "-r", "16000", "-c", "1", dir.appendingPathComponent("long.wav").path, "synth", "900", "pinknoise", "vol", "0.05"]).status == 0)
             let watch = try broker.subscribe(["earshot/garage/availability"])
             let producer = Process()
             producer.executableURL = URL(fileURLWithPath: earshotPath)

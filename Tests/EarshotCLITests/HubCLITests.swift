@@ -323,11 +323,3 @@ extension FileHandle {
         return availableData
     }
 }
-
-/// `withTemporaryDirectory` for async bodies.
-func withTemporaryDirectoryAsync<T>(_ body: (URL) async throws -> T) async throws -> T {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: url) }
-    return try await body(url)
-}

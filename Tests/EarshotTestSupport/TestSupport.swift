@@ -46,6 +46,19 @@ public func withTemporaryDirectory<T>(_ body: (URL) throws -> T) throws -> T {
     return try body(url)
 }
 
+public func withTemporaryDirectoryAsync<T>(_ body: (URL) async throws -> T) async throws -> T {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: url) }
+    return try await body(url)
+}
+
+/// The first of `names` that is an executable in the usual places; nil if none is installed.
+public func installedExecutable(_ name: String) -> String? {
+    ["/usr/bin", "/usr/sbin", "/usr/local/bin", "/usr/local/sbin", "/opt/homebrew/bin", "/opt/homebrew/sbin"]
+        .map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+}
+
 public func contents(of directory: URL) throws -> [String] {
     try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
 }
