@@ -1,6 +1,7 @@
 import EarshotCore
 import Foundation
 import Hummingbird
+import HummingbirdWebSocket
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -34,6 +35,7 @@ public struct Hub: Sendable {
     public let store: EventStore
     public let tokens: TokenStore
     let broadcast = EventBroadcast()
+    let live = LiveRelay()
 
     public init(configuration: HubConfiguration) throws {
         self.configuration = configuration
@@ -45,10 +47,45 @@ public struct Hub: Sendable {
     public func run(ready: @escaping @Sendable (Int) -> Void = { _ in }) async throws {
         let app = Application(
             router: router(),
+            server: .http1WebSocketUpgrade(webSocketRouter: webSocketRouter()),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "earshot"),
             onServerRunning: { channel in ready(channel.localAddress?.port ?? 0) },
             logger: .init(label: "earshot.hub", factory: { _ in SwiftLogNoOpLogHandler() }))
+        let live = self.live
+        let idleFrames = Task { await live.tick() }
+        defer { idleFrames.cancel() }
         try await app.runService()
+        await live.closeAll()
+    }
+
+    /// `/api/live`: a WebSocket of `LiveFrame`s. Every connection receives; a connection that
+    /// sends frames (a listening Earshot) feeds all the others.
+    func webSocketRouter() -> Router<BasicWebSocketRequestContext> {
+        let router = Router(context: BasicWebSocketRequestContext.self)
+        let live = self.live
+        router.ws("/api/live", shouldUpgrade: { request, _ in
+            try self.authorize(request)
+            return .upgrade([:])
+        }, onUpgrade: { inbound, outbound, _ in
+            let id = UUID()
+            let frames = await live.join(id)
+            let sender = Task {
+                for await frame in frames { try await outbound.write(.binary(ByteBuffer(bytes: frame))) }
+            }
+            defer { sender.cancel() }
+            for try await message in inbound.messages(maxSize: LiveFrame.headerBytes + LiveFrame.maximumBands) {
+                guard case .binary(let buffer) = message else { continue }
+                do {
+                    _ = try LiveFrame(bytes: buffer.readableBytesView)
+                } catch let error as HubRequestError {
+                    try await outbound.close(.unacceptableData, reason: error.message)
+                    break
+                }
+                await live.publish(Array(buffer.readableBytesView), from: id)
+            }
+            await live.leave(id)
+        })
+        return router
     }
 
     func router() -> Router<BasicRequestContext> {
@@ -78,6 +115,9 @@ public struct Hub: Sendable {
         }
         router.get("/:topic/json") { request, context in try await self.ntfy(request, context, format: .ntfyJSON) }
         router.get("/:topic/sse") { request, context in try await self.ntfy(request, context, format: .ntfySSE) }
+        router.get("/api/live") { _, _ -> Response in
+            throw HTTPError(.upgradeRequired, message: "/api/live is a WebSocket")
+        }
         router.get("/") { _, _ in
             Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: Dashboard.html)))
         }

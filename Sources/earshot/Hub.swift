@@ -80,10 +80,15 @@ struct HubOptions: ParsableArguments {
         if hub == nil, token != nil { throw ValidationError("--token is for --hub") }
     }
 
+    /// The hub's address, or nil without --hub.
+    func address() throws -> HubAddress? {
+        try hub.map { try HubAddress(url: $0, token: token ?? "") }
+    }
+
     /// A poster for the hub, or nil without --hub.
     func poster() throws -> HubPoster? {
-        guard let hub else { return nil }
-        let poster = HubPoster(address: try HubAddress(url: hub, token: token ?? ""), source: ProcessInfo.processInfo.hostName)
+        guard let address = try address() else { return nil }
+        let poster = HubPoster(address: address, source: ProcessInfo.processInfo.hostName)
         poster.warn = { Terminal.note("warning: \($0)") }
         return poster
     }

@@ -64,18 +64,21 @@ struct Listen: ParsableCommand {
         let outlets = try EventOutlets(hub: hub, mqtt: mqtt)
         installInterruptHandler()
         var heard: [AlertEvent] = []
+        var sounding = 0
         func announce(_ change: AlertEventTracker.Change) {
             switch change {
             case .began(let event):
+                sounding += 1
                 Terminal.note(String(format: "%.2f s: %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
             case .ended(let event):
+                sounding -= 1
                 Terminal.note(String(format: "%.2f s: %@ ended", event.end, event.alertClass.rawValue))
                 heard.append(event)
             }
             outlets.send(change)
         }
         if input == nil && output == nil {
-            try listenLive(chain, announce: announce)
+            try listenLive(chain, announce: announce, alerting: { sounding > 0 })
         } else {
             try listenThroughFiles(chain, announce: announce)
         }
@@ -86,11 +89,14 @@ struct Listen: ParsableCommand {
         }
     }
 
-    /// Device to device, the chain inside the device callback; this thread only reports.
-    private func listenLive(_ chain: ListeningChain, announce: (AlertEventTracker.Change) -> Void) throws {
+    /// Device to device, the chain inside the device callback; this thread only reports, and
+    /// with --hub feeds the hub's live view from a tap on the microphone.
+    private func listenLive(_ chain: ListeningChain, announce: (AlertEventTracker.Change) -> Void, alerting: () -> Bool) throws {
         let input = try inputDevice.find(), output = try outputDevice.find()
+        let feed = try hub.address().map { LiveFeed(address: $0, sampleRate: ListeningChain.liveRate) }
+        defer { feed?.close() }
         let path = try LiveAudioPath(
-            processor: chain, input: input, output: output, sampleRate: ListeningChain.liveRate,
+            processor: feed.map { ProcessorChain([$0.tap, chain]) } ?? ProcessorChain([chain]), input: input, output: output, sampleRate: ListeningChain.liveRate,
             inputChannels: 1, outputChannels: min(2, output.outputChannels), latency: latency)
         if verbose {
             Terminal.note("\(chain.description) at \(Int(ceiling.maxOutputDbfs)) dBFS; \(input.name) → \(output.name), "
@@ -101,6 +107,7 @@ struct Listen: ParsableCommand {
         while !interruptRequested.load(ordering: .relaxed) {
             usleep(50_000)
             chain.detector?.takeChanges(announce)
+            feed?.pump(alerting: alerting())
             guard path.isRunning else {
                 path.stop()
                 throw EarshotError.deviceFailure("the audio device stopped (unplugged?)")
