@@ -40,23 +40,57 @@ public final class EventStore: Sendable {
                 t.column("received", .double).notNull()
             }
         }
+        migrator.registerMigration("quiet") { db in
+            try db.alter(table: "event") { t in t.add(column: "quiet", .boolean).notNull().defaults(to: false) }
+            try db.create(table: "setting") { t in
+                t.primaryKey("name", .text)
+                t.column("value", .text)
+            }
+        }
         return migrator
     }
 
     /// Stores the event durably and returns it with its id; a key seen before returns the event
-    /// stored then, and `isNew` false.
-    public func append(_ event: EventSubmission) async throws -> (event: StoredEvent, isNew: Bool) {
+    /// stored then, and `isNew` false. It is marked quiet if it arrives while the settings
+    /// say so (read in the same transaction).
+    public func append(_ event: EventSubmission, timeZone: TimeZone = .current) async throws -> (event: StoredEvent, isNew: Bool) {
         try await pool.write { db in
             if let key = event.key, let row = try Row.fetchOne(db, sql: "SELECT * FROM event WHERE key = ?", arguments: [key]) {
                 return (Self.event(row), false)
             }
+            let now = Date()
+            let quiet = try Self.settings(db).isQuiet(event.kind, at: now, in: timeZone)
             try db.execute(
-                sql: "INSERT INTO event (kind, label, time, confidence, source, key, received) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                arguments: [event.kind.rawValue, event.label, event.time, event.confidence, event.source, event.key, Date().timeIntervalSince1970])
+                sql: "INSERT INTO event (kind, label, time, confidence, source, key, received, quiet) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                arguments: [event.kind.rawValue, event.label, event.time, event.confidence, event.source, event.key, now.timeIntervalSince1970, quiet])
             let id = db.lastInsertedRowID
             return (StoredEvent(id: id, kind: event.kind, label: event.label, time: StoredEvent.iso8601(event.time),
-                                confidence: event.confidence, source: event.source), true)
+                                confidence: event.confidence, source: event.source, quiet: quiet), true)
         }
+    }
+
+    public func settings() async throws -> HubSettings {
+        try await pool.read { db in try Self.settings(db) }
+    }
+
+    /// Reads the settings, changes them with `change` and stores the result, in one transaction.
+    public func updateSettings(_ change: @Sendable @escaping (HubSettings) throws -> HubSettings) async throws -> HubSettings {
+        try await pool.write { db in
+            let settings = try change(try Self.settings(db))
+            let encoder = JSONEncoder()
+            for (name, value) in [("snoozeUntil", settings.snoozeUntil.map { String($0) }),
+                                  ("quietHours", try settings.quietHours.map { String(decoding: try encoder.encode($0), as: UTF8.self) })] {
+                try db.execute(sql: "INSERT OR REPLACE INTO setting (name, value) VALUES (?, ?)", arguments: [name, value])
+            }
+            return settings
+        }
+    }
+
+    private static func settings(_ db: Database) throws -> HubSettings {
+        var values: [String: String] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, value FROM setting") { values[row["name"]] = row["value"] }
+        return HubSettings(snoozeUntil: values["snoozeUntil"].flatMap(Double.init),
+                           quietHours: values["quietHours"].flatMap { try? JSONDecoder().decode(QuietHours.self, from: Data($0.utf8)) })
     }
 
     /// Events after `since`, ascending, at most `limit`.
@@ -80,6 +114,6 @@ public final class EventStore: Sendable {
 
     private static func event(_ row: Row) -> StoredEvent {
         StoredEvent(id: row["id"], kind: EventKind(rawValue: row["kind"]) ?? .test, label: row["label"],
-                    time: StoredEvent.iso8601(row["time"]), confidence: row["confidence"], source: row["source"])
+                    time: StoredEvent.iso8601(row["time"]), confidence: row["confidence"], source: row["source"], quiet: row["quiet"])
     }
 }

@@ -106,14 +106,17 @@ public struct StoredEvent: Codable, Equatable, Sendable {
     public var time: String
     public var confidence: Double?
     public var source: String?
+    /// Arrived while the hub was snoozed or in quiet hours: shown, but nobody is disturbed.
+    public var quiet: Bool
 
-    public init(id: Int64, kind: EventKind, label: String, time: String, confidence: Double?, source: String?) {
+    public init(id: Int64, kind: EventKind, label: String, time: String, confidence: Double?, source: String?, quiet: Bool = false) {
         self.id = id
         self.kind = kind
         self.label = label
         self.time = time
         self.confidence = confidence
         self.source = source
+        self.quiet = quiet
     }
 
     static func iso8601(_ unixSeconds: Double) -> String {

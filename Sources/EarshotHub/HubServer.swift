@@ -115,6 +115,21 @@ public struct Hub: Sendable {
         }
         router.get("/:topic/json") { request, context in try await self.ntfy(request, context, format: .ntfyJSON) }
         router.get("/:topic/sse") { request, context in try await self.ntfy(request, context, format: .ntfySSE) }
+        router.get("/api/settings") { request, _ in
+            try self.authorize(request)
+            return Self.json(try await self.store.settings().json(now: Date()))
+        }
+        router.put("/api/settings") { request, _ in
+            try self.authorize(request)
+            var request = request
+            guard let body = try? await request.collectBody(upTo: 4096) else { throw HTTPError(.badRequest, message: "the body is larger than 4096 bytes") }
+            let data = Data(buffer: body), now = Date()
+            do {
+                return Self.json(try await self.store.updateSettings { try $0.updated(json: data, now: now) }.json(now: now))
+            } catch let error as HubRequestError {
+                throw HTTPError(.badRequest, message: error.message)
+            }
+        }
         router.get("/api/live") { _, _ -> Response in
             throw HTTPError(.upgradeRequired, message: "/api/live is a WebSocket")
         }
@@ -250,7 +265,7 @@ public struct Hub: Sendable {
         if let source = event.source { words += " at \(source)" }
         let message: [String: Any] = [
             "id": String(event.id), "time": Int(time), "event": "message", "topic": topic, "title": title, "message": words,
-            "priority": event.kind == .alert ? 5 : 3, "tags": [event.kind == .alert ? "rotating_light" : "bell"],
+            "priority": event.kind == .alert ? 5 : event.quiet ? 1 : 3, "tags": [event.kind == .alert ? "rotating_light" : "bell"],
         ]
         return String(decoding: try! JSONSerialization.data(withJSONObject: message, options: [.sortedKeys]), as: UTF8.self)
     }

@@ -48,17 +48,20 @@ struct DesktopNotifier: Sendable {
     let executable: String
 
     init() throws {
-        let candidates = ["/usr/bin/notify-send", "/usr/local/bin/notify-send"]
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/local/bin:/usr/bin:/bin"
+        let candidates = path.split(separator: ":").map { "\($0)/notify-send" }
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
             throw EarshotError.invalidArgument("--notify needs notify-send (apt install libnotify-bin)")
         }
         executable = found
     }
 
-    /// Alerts are critical (they stay until dismissed); other events normal.
+    /// Alerts are critical (they stay until dismissed); other events normal; events that came
+    /// while the hub was snoozed or in quiet hours raise nothing.
     func show(_ json: String) {
         guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any],
-              let label = object["label"] as? String, let kind = object["kind"] as? String else { return }
+              let label = object["label"] as? String, let kind = object["kind"] as? String,
+              object["quiet"] as? Bool != true else { return }
         let name = label.replacingOccurrences(of: "_", with: " ")
         var body = kind
         if let source = object["source"] as? String { body += " at \(source)" }
