@@ -59,7 +59,7 @@ let package = Package(
         .target(
             name: "EarshotHub",
             dependencies: [
-                "EarshotCore", "CMosquitto", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
+                "EarshotCore", "EarshotAudiometry", "CMosquitto", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -16,13 +16,17 @@ public struct HubConfiguration: Sendable {
     public var topic: String
     /// How often an idle stream says it is still there.
     public var heartbeatSeconds: Double
+    /// Plays the hearing-test page's tones on this machine; without one the page says why not.
+    public var tonePlayer: (any TonePlayer)?
 
-    public init(host: String = "127.0.0.1", port: Int = 8750, directory: String, topic: String = "earshot", heartbeatSeconds: Double = 15) {
+    public init(host: String = "127.0.0.1", port: Int = 8750, directory: String, topic: String = "earshot", heartbeatSeconds: Double = 15,
+                tonePlayer: (any TonePlayer)? = nil) {
         self.host = host
         self.port = port
         self.directory = directory
         self.topic = topic
         self.heartbeatSeconds = heartbeatSeconds
+        self.tonePlayer = tonePlayer
     }
 
     public static var defaultDirectory: String { DataDirectory.path }
@@ -36,11 +40,18 @@ public struct Hub: Sendable {
     public let tokens: TokenStore
     let broadcast = EventBroadcast()
     let live = LiveRelay()
+    let hearingTest: HearingTestDesk
 
     public init(configuration: HubConfiguration) throws {
         self.configuration = configuration
         store = try EventStore(path: (configuration.directory as NSString).appendingPathComponent("hub.sqlite"))
         tokens = TokenStore(directory: configuration.directory)
+        hearingTest = HearingTestDesk(player: configuration.tonePlayer, resultsPath: Self.resultsPath(directory: configuration.directory))
+    }
+
+    /// Hearing tests taken at the hub go where `earshot audiogram` finds them with `--db`.
+    public static func resultsPath(directory: String) -> String {
+        (directory as NSString).appendingPathComponent("results.sqlite")
     }
 
     /// Runs until SIGINT or SIGTERM; `ready` is called once the port is bound.
@@ -121,14 +132,33 @@ public struct Hub: Sendable {
         }
         router.put("/api/settings") { request, _ in
             try self.authorize(request)
-            var request = request
-            guard let body = try? await request.collectBody(upTo: 4096) else { throw HTTPError(.badRequest, message: "the body is larger than 4096 bytes") }
-            let data = Data(buffer: body), now = Date()
+            let data = try await Self.smallBody(request), now = Date()
             do {
                 return Self.json(try await self.store.updateSettings { try $0.updated(json: data, now: now) }.json(now: now))
             } catch let error as HubRequestError {
                 throw HTTPError(.badRequest, message: error.message)
             }
+        }
+        router.get("/hearing-test") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: HearingTestPage.html)))
+        }
+        router.get("/api/hearing-test") { request, _ in
+            try self.authorize(request)
+            return Self.json(await self.hearingTest.status())
+        }
+        router.post("/api/hearing-test") { request, _ in
+            try self.authorize(request)
+            let body = try await Self.smallBody(request)
+            return try await Self.hearingTestReply { () async throws(HearingTestError) in try await self.hearingTest.start(body) }
+        }
+        router.post("/api/hearing-test/answer") { request, _ in
+            try self.authorize(request)
+            let body = try await Self.smallBody(request)
+            return try await Self.hearingTestReply { () async throws(HearingTestError) in try await self.hearingTest.answer(body) }
+        }
+        router.delete("/api/hearing-test") { request, _ in
+            try self.authorize(request)
+            return Self.json(await self.hearingTest.cancel())
         }
         router.get("/api/live") { _, _ -> Response in
             throw HTTPError(.upgradeRequired, message: "/api/live is a WebSocket")
@@ -296,6 +326,24 @@ public struct Hub: Sendable {
         let given = header ?? query["token"].map(String.init) ?? query["auth"].map(String.init)
         guard let given, TokenStore.matches(given, try tokens.all()) else {
             throw HTTPError(.unauthorized, message: "a valid bearer token is needed (earshot token create)")
+        }
+    }
+
+    static func smallBody(_ request: Request) async throws -> Data {
+        var request = request
+        guard let body = try? await request.collectBody(upTo: 4096) else { throw HTTPError(.badRequest, message: "the body is larger than 4096 bytes") }
+        return Data(buffer: body)
+    }
+
+    static func hearingTestReply(_ work: () async throws(HearingTestError) -> String) async throws -> Response {
+        do {
+            return json(try await work())
+        } catch {
+            switch error {
+            case .invalid(let message): throw HTTPError(.badRequest, message: message)
+            case .busy(let message): throw HTTPError(.conflict, message: message)
+            case .unavailable(let message): throw HTTPError(.serviceUnavailable, message: message)
+            }
         }
     }
 

@@ -1,5 +1,6 @@
 import ArgumentParser
 import EarshotAlerts
+import EarshotAudiometry
 import EarshotCore
 import EarshotHub
 import Foundation
@@ -28,6 +29,11 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "The ntfy topic to answer to.")
     var topic = "earshot"
 
+    @Option(help: "Calibration profile for the dashboard's hearing test (from 'earshot calibration create'); without one the page plays no tones.")
+    var calibration: String?
+
+    @OptionGroup var outputDevice: OutputDeviceOption
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535, not \(port)") }
         guard !topic.isEmpty, topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), topic != "api" else {
@@ -36,13 +42,19 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let hub = try Hub(configuration: HubConfiguration(host: host, port: port, directory: data ?? HubConfiguration.defaultDirectory, topic: topic))
+        // The hearing test's tones: checked now, so a wrong profile or device fails at start.
+        let player = try calibration.map { path in
+            try DeviceTonePlayer(calibration: try Calibration(profile: try CalibrationProfile.load(path: path)), device: outputDevice.outputDevice)
+        }
+        let hub = try Hub(configuration: HubConfiguration(host: host, port: port, directory: data ?? HubConfiguration.defaultDirectory, topic: topic,
+                                                          tonePlayer: player))
         if try hub.tokens.all().isEmpty {
             print("token: \(try hub.tokens.create())")
         }
         let host = self.host
         try await hub.run(ready: { port in
             print("Earshot hub on http://\(host):\(port)/ (data in \(hub.configuration.directory))")
+            if let player { print("hearing test: tones on \(player.device.name), calibration '\(player.calibration.profile.name)'") }
             fflush(nil)
         })
     }

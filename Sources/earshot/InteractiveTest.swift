@@ -12,22 +12,10 @@ struct InteractiveTest {
     let device: String?
     let seed: UInt64
 
-    static let sampleRate = 48_000.0
     static let answerWindowSeconds = 2.0
 
     func run() throws {
-        let output = try AudioDevices.find(device, direction: .output)
-        guard output.outputChannels >= 2 else {
-            throw EarshotError.deviceFailure("'\(output.name)' has one channel: a hearing test needs one per ear")
-        }
-        // The loudest digital level any tone of this test may reach: nothing plays above it.
-        var ceiling = -120.0
-        for ear in Ear.allCases {
-            for f in calibration.transducer.frequencies where calibration.profile.fullScale(ear, atHz: f) != nil {
-                let maximum = try calibration.maximumDBHL(ear, atHz: f)
-                ceiling = max(ceiling, try calibration.digitalLevel(ear, atHz: f, levelDBHL: maximum))
-            }
-        }
+        let player = try DeviceTonePlayer(calibration: calibration, device: device)
         let keys = try KeyReader()
         defer { keys.restore() }
         Terminal.note("Hearing test: press L (left) or R (right) as soon as you hear a tone in that ear; Q stops.")
@@ -35,18 +23,7 @@ struct InteractiveTest {
         while let stimulus = session.next() {
             usleep(UInt32(Double.random(in: 1.0...3.0, using: &random) * 1_000_000))
             keys.drain()  // presses before the tone do not count
-            if !stimulus.isCatchTrial {
-                let tone = stimulus.tone
-                let level = try calibration.digitalLevel(tone.ear, atHz: tone.frequencyHz, levelDBHL: tone.levelDBHL)
-                let channels = try ToneStimulus(frequencyHz: tone.frequencyHz, levelDBFS: level, ear: tone.ear)
-                    .render(sampleRate: Self.sampleRate)
-                let playback = try DevicePlayback(device: output, sampleRate: Self.sampleRate, channelCount: 2)
-                let guardStage = OutputLevelGuard(ceilingDBFS: min(0, ceiling + 0.5))
-                try Runner(blockFrames: 512, compensateLatency: false)
-                    .run(source: MemorySource(channels: channels, sampleRate: Self.sampleRate), chain: guardStage, sink: playback)
-            } else {
-                usleep(1_000_000)  // as long as a tone would have lasted
-            }
+            try player.present(stimulus.isCatchTrial ? nil : stimulus.tone)
             let started = Date()
             let key = keys.next(timeoutSeconds: Self.answerWindowSeconds)
             let answer: Answer

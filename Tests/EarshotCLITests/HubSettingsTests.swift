@@ -124,3 +124,26 @@ import Testing
         }
     }
 }
+
+@Suite(.serialized) struct HubHearingTestTests {
+    /// Without a calibration the hub plays no tones, and says how to fix that; the page is
+    /// served either way. (The test itself, tones and all, runs in Tests/Live/dashboard.py.)
+    @Test func withoutCalibrationThePageSaysWhy() async throws {
+        try await withTemporaryDirectoryAsync { dir in
+            let hub = try RunningHub(directory: dir)
+            let page = try await hub.request(.GET, "/hearing-test")
+            #expect(page.status == 200 && page.body.contains("Where did you hear it?"))
+            let status = try await hub.request(.GET, "/api/hearing-test", token: hub.token)
+            #expect(status.body.contains(#""available":false"#) && status.body.contains("--calibration"))
+            let start = try await hub.request(.POST, "/api/hearing-test", token: hub.token, body: #"{"person":"Ada"}"#)
+            #expect(start.status == 503 && start.body.contains("--calibration"))
+            #expect(try await hub.request(.POST, "/api/hearing-test", body: #"{"person":"Ada"}"#).status == 401)
+            #expect(try await hub.request(.POST, "/api/hearing-test/answer", token: hub.token, body: #"{"response":"left"}"#).status == 400)
+        }
+    }
+
+    @Test func serveRefusesAMissingCalibrationAtStart() throws {
+        let result = try earshot("serve", "--port", "0", "--data", NSTemporaryDirectory() + "earshot-none", "--calibration", "/nonexistent/profile.json")
+        #expect(result.status != 0 && result.stderr.contains("profile.json") && result.stderr.split(separator: "\n").count == 1)
+    }
+}

@@ -11,57 +11,10 @@ Checks: every burst outside the loaded window (and a short recovery after it) ar
 median added delay is at most --max-median-ms; the delay over the last 20 s is within
 --max-drift-ms of the first 20 s. Prints one line per 10 s and a summary; exit 1 on failure.
 """
-import argparse, json, os, shutil, signal, subprocess, sys, tempfile, time
+import argparse, json, os, signal, subprocess, sys, time
 import numpy as np
 
-RATE = 48_000
-
-
-def sh(env, *args, **kw):
-    return subprocess.run(args, env=env, check=True, capture_output=True, text=True, **kw).stdout.strip()
-
-
-class SoundServer:
-    """A private PulseAudio: started here, stopped by its pid."""
-
-    def __init__(self):
-        self.dir = tempfile.mkdtemp(prefix="earshot-pulse-")
-        self.env = dict(os.environ, XDG_RUNTIME_DIR=f"{self.dir}/run", HOME=f"{self.dir}/home",
-                        PULSE_RUNTIME_PATH=f"{self.dir}/run/pulse")
-        for d in ("run", "home"):
-            os.makedirs(f"{self.dir}/{d}", mode=0o700)
-        self.pid = None
-
-    def start(self):
-        if not shutil.which("pulseaudio"):
-            sys.exit("live test: pulseaudio is not installed (make test-live installs it)")
-        subprocess.run(["pulseaudio", "-n", "--daemonize=yes", "--exit-idle-time=-1", "--use-pid-file=yes",
-                        "--disallow-exit", f"--log-target=file:{self.dir}/pulse.log",
-                        "-L", "module-native-protocol-unix",
-                        "-L", f"module-null-sink sink_name=probe channels=2 rate={RATE} channel_map=front-left,front-right",
-                        "-L", "module-remap-sink sink_name=room master=probe channels=1 master_channel_map=front-left channel_map=mono remix=no",
-                        "-L", "module-remap-sink sink_name=headphones master=probe channels=1 master_channel_map=front-right channel_map=mono remix=no"],
-                       env=self.env, check=True, capture_output=True)
-        for _ in range(100):
-            try:
-                self.pid = int(open(f"{self.dir}/run/pulse/pid").read())
-                sh(self.env, "pactl", "info")
-                return
-            except (OSError, ValueError, subprocess.CalledProcessError):
-                time.sleep(0.1)
-        sys.exit("live test: PulseAudio did not start:\n" + open(f"{self.dir}/pulse.log").read()[-2000:])
-
-    def stop(self):
-        if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGTERM)
-                for _ in range(50):
-                    os.kill(self.pid, 0)
-                    time.sleep(0.1)
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        shutil.rmtree(self.dir, ignore_errors=True)
+from sound_server import RATE, SoundServer
 
 
 def bursts(seconds, period=1.0, length=0.1, frequency=1000.0, level_dbfs=-20.0, first=0.5):

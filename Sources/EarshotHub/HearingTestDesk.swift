@@ -1,0 +1,161 @@
+import EarshotAudiometry
+import EarshotCore
+import Foundation
+
+/// Plays the hearing test's tones on the hub machine's own output.
+public protocol TonePlayer: Sendable {
+    /// The calibration that turns hearing levels into output levels.
+    var calibration: Calibration { get }
+    /// Plays `tone` at its hearing level in its ear (nil: a silent catch trial as long as a
+    /// tone) and returns once it has been played out.
+    func present(_ tone: Tone?) throws
+}
+
+/// The hearing test for a person at the hub machine, driven by the dashboard's hearing-test
+/// page: one test at a time, each tone played by the hub after a random pause (so the press
+/// cannot be timed), the person's answer recorded, and the audiogram stored at the end.
+actor HearingTestDesk {
+    private let player: (any TonePlayer)?
+    private let resultsPath: String
+    private let pauseSeconds: ClosedRange<Double>
+    private var running: Running?
+    private var presenting = false
+
+    private struct Running {
+        var person: String
+        var session: TestSession
+        var stimulus: Stimulus
+    }
+
+    init(player: (any TonePlayer)?, resultsPath: String, pauseSeconds: ClosedRange<Double> = 1.0...2.5) {
+        self.player = player
+        self.resultsPath = resultsPath
+        self.pauseSeconds = pauseSeconds
+    }
+
+    /// `GET /api/hearing-test`.
+    func status() -> String {
+        guard let player else {
+            return #"{"available":false,"reason":"this hub plays no tones: start it with --calibration FILE (and --output-device)"}"#
+        }
+        let calibration = player.calibration
+        return #"{"available":true,"calibration":\#(Self.quoted(calibration.profile.name)),"running":\#(running != nil),"transducer":"\#(calibration.transducer.rawValue)"}"#
+    }
+
+    /// `POST /api/hearing-test`: `{"person":…, "procedure":"quick"|"hughson-westlake", "frequencies":[…]}`.
+    func start(_ body: Data) async throws(HearingTestError) -> String {
+        guard let player else { throw .unavailable("this hub plays no tones: start it with --calibration FILE (and --output-device)") }
+        guard running == nil, !presenting else { throw .busy("a hearing test is already running (DELETE /api/hearing-test ends it)") }
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
+            throw .invalid("the body must be a JSON object with person (and procedure, frequencies)")
+        }
+        guard let person = (object["person"] as? String)?.trimmingCharacters(in: .whitespaces), (1...100).contains(person.count) else {
+            throw .invalid("'person' must be a name of 1–100 characters")
+        }
+        let procedureName = object["procedure"] as? String ?? ProcedureKind.quick.rawValue
+        guard let procedure = ProcedureKind(rawValue: procedureName) else {
+            throw .invalid("'procedure' must be one of \(ProcedureKind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(procedureName)'")
+        }
+        var frequencies = AudiometricFrequencies.standard
+        if let value = object["frequencies"] {
+            guard let list = value as? [NSNumber], !list.isEmpty, list.count <= 16 else { throw .invalid("'frequencies' must be a list of 1–16 frequencies in Hz") }
+            frequencies = list.map(\.doubleValue)
+        }
+        let session: TestSession
+        do {
+            let plan = try TestPlan(frequencies: frequencies, calibration: player.calibration)
+            let seed = UInt64(Date().timeIntervalSince1970 * 1000)
+            session = TestSession(procedure: procedure.make(plan: plan, seed: seed), transducer: player.calibration.transducer, seed: seed)
+        } catch {
+            throw .invalid("\(error)")
+        }
+        guard let first = session.next() else { throw .invalid("the plan holds no tone to test") }
+        running = Running(person: person, session: session, stimulus: first)
+        return try await present(first)
+    }
+
+    /// `POST /api/hearing-test/answer`: `{"response":"left"|"right"|"none", "responseSeconds":…}`.
+    func answer(_ body: Data) async throws(HearingTestError) -> String {
+        guard let test = running else { throw .invalid("no hearing test is running") }
+        guard !presenting else { throw .busy("a tone is still playing") }
+        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let response = object["response"] as? String else {
+            throw .invalid(#"the body must be {"response":"left"|"right"|"none"}"#)
+        }
+        let answer: Answer
+        switch response {
+        case "left": answer = .heard(.left)
+        case "right": answer = .heard(.right)
+        case "none": answer = .notHeard
+        default: throw .invalid("'response' must be left, right or none, not '\(response)'")
+        }
+        let seconds = (object["responseSeconds"] as? NSNumber)?.doubleValue
+        do {
+            try test.session.respond(id: test.stimulus.id, answer: answer, responseSeconds: seconds.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil })
+        } catch {
+            throw .invalid("\(error)")
+        }
+        guard let next = test.session.next() else { return try finish(test) }
+        running?.stimulus = next
+        return try await present(next)
+    }
+
+    /// `DELETE /api/hearing-test`: ends a running test; nothing is stored.
+    func cancel() -> String {
+        running = nil
+        return #"{"state":"cancelled"}"#
+    }
+
+    /// Waits a random pause, plays the stimulus, and asks for the answer.
+    private func present(_ stimulus: Stimulus) async throws(HearingTestError) -> String {
+        guard let player else { throw .unavailable("no player") }
+        presenting = true
+        defer { presenting = false }
+        let pause = Double.random(in: pauseSeconds)
+        let tone = stimulus.isCatchTrial ? nil : stimulus.tone
+        do {
+            try await Task.sleep(for: .seconds(pause))
+            // Playback blocks for the tone's length: on a thread of its own, not the server's.
+            try await withCheckedThrowingContinuation { (done: CheckedContinuation<Void, Error>) in
+                Thread.detachNewThread {
+                    do { try player.present(tone); done.resume() } catch { done.resume(throwing: error) }
+                }
+            }
+        } catch {
+            running = nil
+            throw .unavailable("the tone could not be played (\(error)); the test is ended")
+        }
+        return #"{"state":"answer","trial":\#(stimulus.id)}"#
+    }
+
+    private func finish(_ test: Running) throws(HearingTestError) -> String {
+        running = nil
+        let result = test.session.result
+        let id: Int64
+        do {
+            id = try ResultStore(path: resultsPath).save(result, person: test.person, calibration: player?.calibration.profile.name ?? "")
+        } catch {
+            throw .unavailable("the result could not be stored: \(error)")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let thresholds = String(decoding: (try? encoder.encode(result.thresholds)) ?? Data("[]".utf8), as: UTF8.self)
+        let reliability = String(decoding: (try? encoder.encode(result.reliability)) ?? Data("{}".utf8), as: UTF8.self)
+        let svg = AudiogramChart.svg(thresholds: result.thresholds, title: "\(test.person), \(Self.today())")
+        return #"{"person":\#(Self.quoted(test.person)),"reliability":\#(reliability),"state":"done","svg":\#(Self.quoted(svg)),"testId":\#(id),"thresholds":\#(thresholds)}"#
+    }
+
+    static func quoted(_ text: String) -> String {
+        String(decoding: try! JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes]), as: UTF8.self)
+    }
+
+    static func today() -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd"
+        return formatter.string(from: Date())
+    }
+}
+
+/// Why the hearing-test desk refused a request; each maps to an HTTP status.
+enum HearingTestError: Error {
+    case invalid(String), busy(String), unavailable(String)
+}

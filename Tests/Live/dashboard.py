@@ -1,0 +1,248 @@
+#!/usr/bin/env python3
+"""The dashboard in a real browser: headless Chromium (driven by Playwright) against a real hub,
+fed by `earshot listen` through a real sound server.
+
+A private PulseAudio carries the live path's sinks (`room`, whose monitor is the microphone, and
+`headphones`) and `ears`, a stereo sink where the hub plays the hearing test's tones. The script:
+
+- plays a steady 2 kHz tone into the room; the live view must leave its idle state, show about
+  20 frames a second, a level, and a spectrum whose strongest band is at 2 kHz;
+- posts events and checks the timeline, its filters, snooze and quiet hours;
+- takes the hearing test on the page as a simulated listener with known thresholds (20 dB HL
+  left, 45 dB HL right at 1 kHz) who "hears" by recording `ears.monitor`: each tone's ear and
+  level are measured from what the hub actually played, turned into dB HL with the calibration,
+  and answered with the keyboard. The stored audiogram must come out at those thresholds.
+
+Screenshots of every page go to --screenshots. Exit 1 on failure.
+"""
+import argparse, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.request
+import numpy as np
+
+from sound_server import PROBE_MODULES, RATE, SoundServer
+
+# Float samples: a 16-bit sink would round the softest tones (0 dB HL is about -93 dBFS here).
+EARS_MODULE = f"module-null-sink sink_name=ears format=float32le channels=2 rate={RATE} channel_map=front-left,front-right"
+FULL_SCALE_SPL = 100.0      # the test profile: a full-scale sine is 100 dB SPL at every frequency
+RETSPL_1K = 7.0             # supra-aural earphones at 1 kHz (ISO 389-1), as Earshot's calibration uses
+LISTENER = {"left": 20.0, "right": 45.0}  # the simulated listener's thresholds at 1 kHz, dB HL
+
+failures = []
+
+
+def check(condition, what):
+    print(("  ok  " if condition else "  FAIL ") + what)
+    if not condition:
+        failures.append(what)
+
+
+def post(url, token, event):
+    request = urllib.request.Request(url + "/api/events", data=json.dumps(event).encode(), method="POST",
+                                     headers={"Authorization": "Bearer " + token, "Content-Type": "application/json"})
+    return json.load(urllib.request.urlopen(request, timeout=10))["id"]
+
+
+def start_hub(earshot, data, profile, env):
+    hub = subprocess.Popen([earshot, "serve", "--port", "0", "--data", data, "--calibration", profile],
+                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    text = ""
+    deadline = time.time() + 20
+    while time.time() < deadline:
+        line = hub.stdout.readline()
+        if not line:
+            break
+        text += line
+        if "Earshot hub on http://" in text and "hearing test:" in text:
+            break
+    found = re.search(r"http://127\.0\.0\.1:(\d+)/", text)
+    token = re.search(r"token: (\S+)", text)
+    if not found or not token:
+        sys.exit("dashboard test: the hub did not start:\n" + text)
+    return hub, f"http://127.0.0.1:{found.group(1)}", token.group(1)
+
+
+def live_view(page, screenshots):
+    print("live view")
+    page.wait_for_function("document.getElementById('idle').classList.contains('hidden')", timeout=15000)
+    frames = page.evaluate("""() => new Promise((done) => {
+        const seen = [];
+        const count = (m) => seen.push(parseFrame(m.data));
+        socket.addEventListener("message", count);
+        setTimeout(() => { socket.removeEventListener("message", count); done(seen.map((f) => ({
+            idle: f.idle, level: f.level, low: f.lowHz, high: f.highHz, bands: Array.from(f.bands) }))); }, 2000);
+    })""")
+    live = [f for f in frames if not f["idle"]]
+    check(30 <= len(frames) <= 50, f"about 20 frames a second ({len(frames)} in 2 s)")
+    check(len(live) == len(frames), "every frame comes from the microphone while listen feeds the hub")
+    if live:
+        last = live[-1]
+        bands = np.array(last["bands"])
+        strongest = int(np.argmax(bands))
+        centre = last["low"] * (last["high"] / last["low"]) ** ((strongest + 0.5) / len(bands))
+        check(abs(np.log2(centre / 2000)) < 0.15, f"the spectrum's strongest band is at the 2 kHz tone ({centre:.0f} Hz)")
+        check(-40 < last["level"] < -15, f"the level meter reads the tone's level ({last['level']:.1f} dBFS)")
+    check(re.search(r"level -\d+\.\d dBFS", page.inner_text("#readout")) is not None, "the readout shows the level")
+    page.screenshot(path=f"{screenshots}/dashboard-live.png", full_page=True)
+
+
+def events_and_quiet(page, url, token, screenshots):
+    print("timeline, filters, snooze and quiet hours")
+    alert = post(url, token, {"kind": "alert", "label": "smoke_alarm", "time": time.time(), "confidence": 0.97, "source": "kitchen"})
+    bell = post(url, token, {"kind": "sound", "label": "doorbell", "time": time.time(), "confidence": 0.88, "source": "hall"})
+    page.wait_for_selector(f"#event-{bell}", timeout=5000)
+    check("smoke alarm" in page.inner_text(f"#event-{alert}") and "kitchen" in page.inner_text(f"#event-{alert}"),
+          "an alert appears in the timeline with its place")
+    page.uncheck("[data-kind=alert]")
+    check(not page.is_visible(f"#event-{alert}") and page.is_visible(f"#event-{bell}"), "the alert filter hides alerts only")
+    page.check("[data-kind=alert]")
+    page.fill("#labelFilter", "door")
+    check(not page.is_visible(f"#event-{alert}") and page.is_visible(f"#event-{bell}"), "the label filter keeps the doorbell only")
+    page.fill("#labelFilter", "")
+    page.click("[data-snooze='15']")
+    page.wait_for_function("document.getElementById('quietState').textContent.includes('snoozed until')", timeout=5000)
+    quiet = post(url, token, {"kind": "sound", "label": "washing_machine", "time": time.time()})
+    loud = post(url, token, {"kind": "alert", "label": "siren", "time": time.time()})
+    page.wait_for_selector(f"#event-{loud}", timeout=5000)
+    check("quiet" in page.get_attribute(f"#event-{quiet}", "class"), "a sound during the snooze is marked quiet")
+    check("quiet" not in page.get_attribute(f"#event-{loud}", "class"), "an alert during the snooze is not")
+    page.click("[data-snooze='0']")
+    page.wait_for_function("document.getElementById('quietState').textContent.includes('Sounds notify')", timeout=5000)
+    page.fill("#quietStart", "22:30")
+    page.fill("#quietEnd", "06:45")
+    page.click("#quietHours button")
+    page.wait_for_function("document.getElementById('quietState').textContent.includes('Quiet hours 22:30–06:45')", timeout=5000)
+    check(True, "snooze ends and quiet hours are saved from the page")
+    page.screenshot(path=f"{screenshots}/dashboard-events.png", full_page=True)
+
+
+class Ears:
+    """The simulated listener's ears: `ears.monitor` recorded, read since the last answer."""
+
+    def __init__(self, server):
+        self.path = f"{server.dir}/ears.f32"
+        self.recorder = subprocess.Popen(["parec", "--device=ears.monitor", "--raw", "--format=float32le", f"--rate={RATE}",
+                                          "--channels=2", "--latency-msec=20"], env=server.env, stdout=open(self.path, "wb"))
+        self.read_frames = 0
+
+    def heard(self):
+        """The ear and dB HL of the tone since the last call (None: silence)."""
+        time.sleep(0.3)  # the tone's last samples through the sound server
+        audio = np.fromfile(self.path, np.float32)
+        audio = audio[: len(audio) // 2 * 2].reshape(-1, 2)[self.read_frames:]
+        self.read_frames += len(audio)
+        peaks = np.abs(audio).max(axis=0) if len(audio) else np.zeros(2)
+        if peaks.max() < 1e-6:
+            return None
+        ear = "left" if peaks[0] > peaks[1] else "right"
+        return ear, 20 * np.log10(peaks.max()) + FULL_SCALE_SPL - RETSPL_1K
+
+    def stop(self):
+        self.recorder.terminate()
+        self.recorder.wait()
+
+
+def hearing_test(page, url, server, screenshots):
+    print("hearing test")
+    page.goto(url + "/hearing-test")
+    page.wait_for_selector("#setup:not(.hidden)", timeout=5000)
+    check("supra-aural" in page.inner_text("#calibration"), "the page names the calibration")
+    page.fill("#person", "Ada Listener")
+    page.select_option("#procedure", "quick")
+    page.select_option("#frequencies", "1000")
+    page.screenshot(path=f"{screenshots}/hearing-test-setup.png", full_page=True)
+    ears = Ears(server)
+    try:
+        time.sleep(0.3)
+        page.click("#begin")
+        played = []
+        for _ in range(120):
+            page.wait_for_function("document.getElementById('listen').textContent.startsWith('Where')"
+                                   " || !document.getElementById('done').classList.contains('hidden')", timeout=20000)
+            if page.is_visible("#done"):
+                break
+            tone = ears.heard()
+            played.append(tone)
+            if len(played) == 3:
+                page.screenshot(path=f"{screenshots}/hearing-test-answer.png", full_page=True)
+            heard = tone is not None and tone[1] >= LISTENER[tone[0]] - 0.01
+            page.keyboard.press(("l" if tone[0] == "left" else "r") if heard else "n")
+            page.wait_for_function("!document.getElementById('listen').textContent.startsWith('Where')", timeout=5000)
+        else:
+            check(False, "the test ends")
+    finally:
+        ears.stop()
+    page.wait_for_selector("#done:not(.hidden)", timeout=20000)
+    tones = [t for t in played if t is not None]
+    print(f"  {len(played)} turns, {len(played) - len(tones)} silent; levels played (dB HL): "
+          + ", ".join(f"{e[0]}{round(l)}" for e, l in tones))
+    check(all(abs(l - round(l / 5) * 5) < 0.5 for _, l in tones), "every tone measured at its calibrated level (a 5 dB step, ±0.5 dB)")
+    rows = [[cell.inner_text() for cell in row.query_selector_all("td")] for row in page.query_selector_all("#thresholds tbody tr")]
+    check(len(rows) == 1 and rows[0][0] == "1000", f"the audiogram has 1 kHz ({rows})")
+    if rows and len(rows[0]) == 3:
+        for ear, text in (("left", rows[0][1]), ("right", rows[0][2])):
+            value = float(text) if re.fullmatch(r"-?\d+(\.\d+)?", text) else None
+            check(value is not None and abs(value - LISTENER[ear]) <= 5, f"{ear} threshold {text} dB HL (listener: {LISTENER[ear]:.0f})")
+    check(page.query_selector("#chart svg") is not None, "the audiogram is drawn")
+    check(re.fullmatch(r"\d+", page.inner_text("#testId")) is not None, "the result is stored with an id")
+    page.screenshot(path=f"{screenshots}/hearing-test-result.png", full_page=True)
+    return int(page.inner_text("#testId"))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--earshot", required=True)
+    p.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium")
+    p.add_argument("--screenshots", default=".build/screenshots")
+    a = p.parse_args()
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        sys.exit("dashboard test: Playwright is not installed (make live-deps installs it)")
+    if not os.path.exists(a.chromium):
+        sys.exit("dashboard test: Chromium is not installed (make live-deps installs it)")
+    os.makedirs(a.screenshots, exist_ok=True)
+    earshot = os.path.abspath(a.earshot)
+
+    server = SoundServer(PROBE_MODULES + [EARS_MODULE])
+    work = tempfile.mkdtemp(prefix="earshot-dashboard-")
+    procs = []
+    try:
+        server.start()
+        profile = f"{work}/headphones.json"
+        levels = ",".join(f"{f}={FULL_SCALE_SPL:g}" for f in (125, 250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000))
+        subprocess.run([earshot, "calibration", "create", "--name", "test headphones", "--measured", levels, "-o", profile],
+                       check=True, capture_output=True)
+        hub, url, token = start_hub(earshot, f"{work}/hub", profile, dict(server.env, PULSE_SINK="ears"))
+        procs.append(hub)
+        listen = subprocess.Popen([earshot, "listen", "--hub", url, "--token", token],
+                                  env=dict(server.env, PULSE_SOURCE="room.monitor", PULSE_SINK="headphones"),
+                                  stdout=subprocess.DEVNULL, stderr=open(f"{work}/listen.log", "w"))
+        procs.append(listen)
+        tone = (0.1 * np.sin(2 * np.pi * 2000 * np.arange(40 * RATE) / RATE)).astype(np.float32)
+        tone.tofile(f"{work}/tone.f32")
+        procs.append(subprocess.Popen(["pacat", "--playback", "--device=room", "--raw", "--format=float32le", f"--rate={RATE}",
+                                       "--channels=1", f"{work}/tone.f32"], env=server.env))
+        with sync_playwright() as playwright:
+            browser = playwright.chromium.launch(executable_path=a.chromium, args=["--no-sandbox"])
+            page = browser.new_context(viewport={"width": 1100, "height": 1200}).new_page()
+            page.goto(f"{url}/#token={token}")
+            live_view(page, a.screenshots)
+            events_and_quiet(page, url, token, a.screenshots)
+            test_id = hearing_test(page, url, server, a.screenshots)
+            browser.close()
+        shown = subprocess.run([earshot, "audiogram", "show", str(test_id), "--db", f"{work}/hub/results.sqlite"],
+                               capture_output=True, text=True)
+        check(shown.returncode == 0 and "Ada Listener" in shown.stdout, "earshot audiogram show finds the stored test")
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+        server.stop()
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"screenshots in {a.screenshots}")
+    if failures:
+        sys.exit(f"dashboard test: {len(failures)} check(s) failed")
+    print("dashboard test passed")
+
+
+if __name__ == "__main__":
+    main()
