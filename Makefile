@@ -5,7 +5,7 @@ SWIFT       ?= swift
 # System libraries behind the C shims (pkg-config names in Package.swift), plus sox, which
 # the tests use as an independent reference, and rsvg-convert, which renders audiograms to PNG.
 APT_PACKAGES  := pkg-config libfftw3-dev libsndfile1-dev libsoxr-dev portaudio19-dev libasound2-dev \
-                 libopenblas-dev libmosquitto-dev sox librsvg2-bin
+                 libopenblas-dev libmosquitto-dev libavahi-compat-libdnssd-dev sox librsvg2-bin
 BREW_PACKAGES := pkg-config fftw libsndfile libsoxr portaudio openblas mosquitto sox librsvg
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
@@ -51,7 +51,7 @@ test: deps live-deps
 # last 20 s is within 5 ms of the first 20 s. The script starts a private PulseAudio in user
 # mode and stops it by its pid. The dashboard test drives headless Chromium through Playwright
 # (with Debian's Chromium: Playwright downloads no browser) against a hub on the same server.
-LIVE_APT_PACKAGES := pulseaudio pulseaudio-utils libasound2-plugins mosquitto mosquitto-clients chromium
+LIVE_APT_PACKAGES := pulseaudio pulseaudio-utils libasound2-plugins mosquitto mosquitto-clients chromium avahi-daemon dbus
 live-deps:
 	@if command -v apt-get >/dev/null 2>&1; then \
 	  missing=""; for p in $(LIVE_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

@@ -30,6 +30,8 @@ let package = Package(
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev", brew: "libsoxr"),
         systemLibrary("CPortAudio", pkgConfig: "portaudio-2.0", apt: "portaudio19-dev", brew: "portaudio"),
         systemLibrary("CMosquitto", pkgConfig: "libmosquitto", apt: "libmosquitto-dev", brew: "mosquitto"),
+        // DNS-SD through Avahi's Bonjour compatibility library (the system's own on macOS).
+        systemLibrary("CDNSSD", pkgConfig: "avahi-compat-libdns_sd", apt: "libavahi-compat-libdnssd-dev", brew: "avahi"),
         systemLibrary("COpenBLAS", pkgConfig: "openblas", apt: "libopenblas-dev", brew: "openblas"),
 
         .target(name: "CHostAudio", linkerSettings: [.linkedLibrary("asound", .when(platforms: [.linux]))]),
@@ -59,7 +61,7 @@ let package = Package(
         .target(
             name: "EarshotHub",
             dependencies: [
-                "EarshotCore", "EarshotAudiometry", "CMosquitto", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
+                "EarshotCore", "EarshotAudiometry", "CMosquitto", "CDNSSD", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

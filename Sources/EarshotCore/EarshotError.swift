@@ -16,6 +16,8 @@ public enum EarshotError: Error, Equatable, CustomStringConvertible, Sendable {
     case deviceFailure(String)
     case writeFailed(path: String, reason: String)
     case internalFailure(String)
+    /// A service Earshot needs on this machine or network is not there (a daemon, a hub).
+    case serviceUnavailable(String)
 
     /// The accepted range of sample rates: from telephone-band oddities to high-resolution audio.
     public static let sampleRateRange: ClosedRange<Double> = 1_000...768_000
@@ -24,7 +26,7 @@ public enum EarshotError: Error, Equatable, CustomStringConvertible, Sendable {
 
     public var isBadInput: Bool {
         switch self {
-        case .internalFailure, .writeFailed: false
+        case .internalFailure, .writeFailed, .serviceUnavailable: false
         default: true
         }
     }
@@ -62,6 +64,8 @@ public enum EarshotError: Error, Equatable, CustomStringConvertible, Sendable {
             "\(path): cannot write (\(reason))"
         case .internalFailure(let detail):
             "internal error: \(detail)"
+        case .serviceUnavailable(let detail):
+            detail
         }
     }
 

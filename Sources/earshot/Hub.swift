@@ -34,6 +34,9 @@ struct Serve: AsyncParsableCommand {
 
     @OptionGroup var outputDevice: OutputDeviceOption
 
+    @Flag(inversion: .prefixedNo, help: "Announce the hub on the local network by DNS-SD (_earshot._tcp, through Avahi) when it binds beyond loopback.")
+    var announce = true
+
     func validate() throws {
         guard (0...65_535).contains(port) else { throw ValidationError("--port must be 0–65535, not \(port)") }
         guard !topic.isEmpty, topic.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" }), topic != "api" else {
@@ -51,12 +54,27 @@ struct Serve: AsyncParsableCommand {
         if try hub.tokens.all().isEmpty {
             print("token: \(try hub.tokens.create())")
         }
-        let host = self.host
+        let host = self.host, announces = announce && !Self.isLoopback(host)
+        let announcement = Locked<HubAnnouncement?>(nil)
         try await hub.run(ready: { port in
             print("Earshot hub on http://\(host):\(port)/ (data in \(hub.configuration.directory))")
             if let player { print("hearing test: tones on \(player.device.name), calibration '\(player.calibration.profile.name)'") }
+            if announces {
+                do {
+                    let announced = try HubAnnouncement(name: "Earshot on \(ProcessInfo.processInfo.hostName)", port: port)
+                    announcement.value = announced
+                    print("announced as '\(announced.name)' (\(ServiceDiscovery.serviceType))")
+                } catch {
+                    Terminal.note("warning: \(error); monitors need the hub's URL")
+                }
+            }
             fflush(nil)
         })
+        announcement.value?.stop()
+    }
+
+    static func isLoopback(_ host: String) -> Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 }
 
@@ -172,5 +190,16 @@ struct EventOutlets {
     func close() {
         poster?.finish()
         bridge?.close()
+    }
+}
+
+/// A value shared with a callback on another thread.
+final class Locked<Value>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored: Value
+    init(_ value: Value) { stored = value }
+    var value: Value {
+        get { lock.withLock { stored } }
+        set { lock.withLock { stored = newValue } }
     }
 }

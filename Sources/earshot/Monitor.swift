@@ -10,11 +10,12 @@ struct Monitor: AsyncParsableCommand {
         discussion: """
             Reconnects by itself after the hub restarts or the network drops, resuming after the \
             last event it printed: nothing is missed and nothing is printed twice. Alerts are \
-            raised as critical notifications (notify-send, from libnotify-bin).
+            raised as critical notifications (notify-send, from libnotify-bin). Without a URL it \
+            looks for a hub that announces itself on the local network (DNS-SD, through Avahi).
             """)
 
-    @Argument(help: "The hub, e.g. http://kitchen.local:8750.")
-    var url: String
+    @Argument(help: "The hub, e.g. http://kitchen.local:8750 (default: the first hub found on the local network).")
+    var url: String?
 
     @Option(help: "The hub's bearer token.")
     var token: String
@@ -26,12 +27,18 @@ struct Monitor: AsyncParsableCommand {
     var notify = false
 
     func validate() throws {
-        do { _ = try HubAddress(url: url, token: token) } catch { throw ValidationError("\(error)") }
+        do { _ = try HubAddress(url: url ?? "http://hub.local", token: token) } catch { throw ValidationError("\(error)") }
         if let since, since < 0 { throw ValidationError("--since must be an event id, 0 or more") }
     }
 
     func run() async throws {
-        let address = try HubAddress(url: url, token: token)
+        var url = self.url
+        if url == nil {
+            let found = try HubFinder.find()
+            Terminal.note("found hub '\(found.name)' at \(found.url)")
+            url = found.url
+        }
+        let address = try HubAddress(url: url!, token: token)
         let notifier = notify ? try DesktopNotifier() : nil
         try await HubFollower(address: address, since: since).follow(
             received: { _, json in

@@ -20,10 +20,12 @@ struct CommandResult {
 }
 
 /// Runs a program to completion, feeding `input` on stdin.
-func runProgram(_ executable: String, _ arguments: [String], input: Data? = nil, directory: URL? = nil) throws -> CommandResult {
+func runProgram(_ executable: String, _ arguments: [String], input: Data? = nil, directory: URL? = nil,
+                environment: [String: String]? = nil) throws -> CommandResult {
     let process = Process()
     process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     if let directory { process.currentDirectoryURL = directory }
     let outPipe = Pipe(), errPipe = Pipe(), inPipe = Pipe()
     process.standardOutput = outPipe

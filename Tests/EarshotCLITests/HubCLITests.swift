@@ -15,8 +15,14 @@ final class RunningHub: @unchecked Sendable {
     /// A client per start: after a hub dies, a pool's back-off would delay the next one.
     private(set) var client = HTTPClient(eventLoopGroupProvider: .singleton)
 
-    init(directory: URL, port: Int = 0) throws {
+    /// Arguments after `serve --port P --data DIR`, and the environment, for every start.
+    let extraArguments: [String]
+    let environment: [String: String]?
+
+    init(directory: URL, port: Int = 0, arguments: [String] = [], environment: [String: String]? = nil) throws {
         self.directory = directory
+        extraArguments = arguments
+        self.environment = environment
         try start(port: port)
     }
 
@@ -29,7 +35,8 @@ final class RunningHub: @unchecked Sendable {
         client = HTTPClient(eventLoopGroupProvider: .singleton)
         process = Process()
         process.executableURL = URL(fileURLWithPath: earshotPath)
-        process.arguments = ["serve", "--port", String(port), "--data", directory.path]
+        process.arguments = ["serve", "--port", String(port), "--data", directory.path] + extraArguments
+        if let environment { process.environment = environment }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
@@ -41,7 +48,7 @@ final class RunningHub: @unchecked Sendable {
             if data.isEmpty { usleep(20_000) } else { text += String(decoding: data, as: UTF8.self) }
         }
         if firstOutput.isEmpty { firstOutput = text }
-        let match = try #require(text.firstMatch(of: #/127\.0\.0\.1:(\d+)/#), "the hub did not start: \(text)")
+        let match = try #require(text.firstMatch(of: #/http://[0-9.]+:(\d+)/#), "the hub did not start: \(text)")
         self.port = Int(match.output.1)!
     }
 
