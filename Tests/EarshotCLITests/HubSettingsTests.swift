@@ -110,7 +110,7 @@ import Testing
             _ = try await hub.post(#"{"kind":"sound","label":"washing_machine","time":1764000002}"#)
             _ = try await hub.post(#"{"kind":"alert","label":"siren","time":1764000003}"#)
             var lines: [String] = []
-            for _ in 0..<300 where lines.count < 3 {
+            for _ in 0..<1000 where lines.count < 3 {
                 try await Task.sleep(for: .milliseconds(20))
                 lines = ((try? String(contentsOf: log, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
             }

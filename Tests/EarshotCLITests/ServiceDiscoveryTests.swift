@@ -79,7 +79,7 @@ final class PrivateAvahi {
             defer { if monitor.isRunning { kill(monitor.processIdentifier, SIGKILL) } }
             _ = try await hub.post(#"{"kind":"sound","label":"doorbell","time":1764000000}"#)
             var printed = ""
-            for _ in 0..<400 where !printed.contains("doorbell") {
+            for _ in 0..<1200 where !printed.contains("doorbell") {
                 printed += String(decoding: out.fileHandleForReading.availableDataIfAny(), as: UTF8.self)
                 try await Task.sleep(for: .milliseconds(25))
             }
