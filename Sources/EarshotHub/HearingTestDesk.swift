@@ -9,6 +9,8 @@ public protocol TonePlayer: Sendable {
     /// Plays `tone` at its hearing level in its ear (nil: a silent catch trial as long as a
     /// tone) and returns once it has been played out.
     func present(_ tone: Tone?) throws
+    /// The test is over: let the output go.
+    func close()
 }
 
 /// The hearing test for a person at the hub machine, driven by the dashboard's hearing-test
@@ -102,6 +104,7 @@ actor HearingTestDesk {
     /// `DELETE /api/hearing-test`: ends a running test; nothing is stored.
     func cancel() -> String {
         running = nil
+        if !presenting { player?.close() }
         return #"{"state":"cancelled"}"#
     }
 
@@ -122,13 +125,19 @@ actor HearingTestDesk {
             }
         } catch {
             running = nil
+            player.close()
             throw .unavailable("the tone could not be played (\(error)); the test is ended")
+        }
+        guard running != nil else {  // stopped while the tone played
+            player.close()
+            throw .invalid("the test was stopped")
         }
         return #"{"state":"answer","trial":\#(stimulus.id)}"#
     }
 
     private func finish(_ test: Running) throws(HearingTestError) -> String {
         running = nil
+        player?.close()
         let result = test.session.result
         let id: Int64
         do {

@@ -260,10 +260,16 @@ public final class DevicePlayback: AudioSink {
         }
     }
 
-    /// Waits until everything written has been played, then closes the device.
-    public func finish() throws {
+    /// Waits until everything written has been played, and leaves the device open (playing
+    /// silence) for more.
+    public func drain() {
         while stream.context.ring.availableToRead > 0 { usleep(2000) }
         usleep(100_000)  // the device's own buffer
+    }
+
+    /// Waits until everything written has been played, then closes the device.
+    public func finish() throws {
+        drain()
         stream.close()
     }
 

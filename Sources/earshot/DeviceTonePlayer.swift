@@ -6,11 +6,15 @@ import EarshotIO
 import Foundation
 
 /// Plays hearing-test tones on an output device at calibrated hearing levels, through a guard
-/// set at the loudest level any tone of the calibration may reach: nothing plays above it.
-struct DeviceTonePlayer: TonePlayer {
+/// set at the loudest level any tone of the calibration may reach: nothing plays above it. The
+/// device is opened at the first tone and kept open, playing silence between tones, until
+/// `close`: opening a device for every tone fails now and then through some sound servers.
+final class DeviceTonePlayer: TonePlayer, @unchecked Sendable {
     let calibration: Calibration
     let device: AudioDeviceInfo
     private let ceilingDBFS: Double
+    private let lock = NSLock()
+    private var playback: DevicePlayback?
 
     static let sampleRate = 48_000.0
 
@@ -32,14 +36,39 @@ struct DeviceTonePlayer: TonePlayer {
     }
 
     func present(_ tone: Tone?) throws {
-        guard let tone else {
-            usleep(1_000_000)  // as long as a tone would have lasted
-            return
+        try lock.withLock {
+            let output = try playback ?? DevicePlayback(device: device, sampleRate: Self.sampleRate, channelCount: 2)
+            playback = output
+            guard let tone else {
+                usleep(1_000_000)  // as long as a tone would have lasted
+                return
+            }
+            let level = try calibration.digitalLevel(tone.ear, atHz: tone.frequencyHz, levelDBHL: tone.levelDBHL)
+            let channels = try ToneStimulus(frequencyHz: tone.frequencyHz, levelDBFS: level, ear: tone.ear).render(sampleRate: Self.sampleRate)
+            do {
+                try Runner(blockFrames: 512, compensateLatency: false).run(
+                    source: MemorySource(channels: channels, sampleRate: Self.sampleRate), chain: OutputLevelGuard(ceilingDBFS: ceilingDBFS),
+                    sink: HeldPlayback(output))
+            } catch {
+                output.discard()
+                playback = nil  // opened afresh for the next tone
+                throw error
+            }
         }
-        let level = try calibration.digitalLevel(tone.ear, atHz: tone.frequencyHz, levelDBHL: tone.levelDBHL)
-        let channels = try ToneStimulus(frequencyHz: tone.frequencyHz, levelDBFS: level, ear: tone.ear).render(sampleRate: Self.sampleRate)
-        let playback = try DevicePlayback(device: device, sampleRate: Self.sampleRate, channelCount: 2)
-        try Runner(blockFrames: 512, compensateLatency: false)
-            .run(source: MemorySource(channels: channels, sampleRate: Self.sampleRate), chain: OutputLevelGuard(ceilingDBFS: ceilingDBFS), sink: playback)
     }
+
+    func close() {
+        lock.withLock {
+            try? playback?.finish()
+            playback = nil
+        }
+    }
+}
+
+/// A playback a run writes to and waits for, without closing it.
+private final class HeldPlayback: AudioSink {
+    let playback: DevicePlayback
+    init(_ playback: DevicePlayback) { self.playback = playback }
+    func write(_ block: AudioBlock) throws { try playback.write(block) }
+    func finish() throws { playback.drain() }
 }

@@ -16,6 +16,7 @@ struct InteractiveTest {
 
     func run() throws {
         let player = try DeviceTonePlayer(calibration: calibration, device: device)
+        defer { player.close() }
         let keys = try KeyReader()
         defer { keys.restore() }
         Terminal.note("Hearing test: press L (left) or R (right) as soon as you hear a tone in that ear; Q stops.")

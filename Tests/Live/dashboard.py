@@ -60,16 +60,30 @@ def start_hub(earshot, data, profile, env):
     return hub, f"http://127.0.0.1:{found.group(1)}", token.group(1)
 
 
-def live_view(page, screenshots):
-    print("live view")
-    page.wait_for_function("document.getElementById('idle').classList.contains('hidden')", timeout=15000)
-    frames = page.evaluate("""() => new Promise((done) => {
+def count_frames(page, seconds=2):
+    """The frames /api/live delivers to the page in `seconds`, parsed."""
+    return page.evaluate("""(ms) => new Promise((done) => {
         const seen = [];
         const count = (m) => seen.push(parseFrame(m.data));
         socket.addEventListener("message", count);
         setTimeout(() => { socket.removeEventListener("message", count); done(seen.map((f) => ({
-            idle: f.idle, level: f.level, low: f.lowHz, high: f.highHz, bands: Array.from(f.bands) }))); }, 2000);
-    })""")
+            idle: f.idle, level: f.level, low: f.lowHz, high: f.highHz, bands: Array.from(f.bands) }))); }, ms);
+    })""", seconds * 1000)
+
+
+def idle_view(page):
+    print("idle live view")
+    page.wait_for_function("typeof socket !== 'undefined' && socket && socket.readyState === 1", timeout=10000)
+    frames = count_frames(page)
+    check(30 <= len(frames) <= 50 and all(f["idle"] for f in frames), f"with no microphone, idle frames about 20 a second ({len(frames)} in 2 s)")
+    check(page.is_visible("#idle"), "the page says no microphone feeds the hub")
+
+
+def live_view(page, screenshots):
+    print("live view")
+    page.wait_for_function("document.getElementById('idle').classList.contains('hidden')", timeout=15000)
+    time.sleep(1.5)  # past listen's first moments
+    frames = count_frames(page)
     live = [f for f in frames if not f["idle"]]
     check(30 <= len(frames) <= 50, f"about 20 frames a second ({len(frames)} in 2 s)")
     check(len(live) == len(frames), "every frame comes from the microphone while listen feeds the hub")
@@ -155,8 +169,12 @@ def hearing_test(page, url, server, screenshots):
         page.click("#begin")
         played = []
         for _ in range(120):
-            page.wait_for_function("document.getElementById('listen').textContent.startsWith('Where')"
-                                   " || !document.getElementById('done').classList.contains('hidden')", timeout=20000)
+            try:
+                page.wait_for_function("document.getElementById('listen').textContent.startsWith('Where')"
+                                       " || !document.getElementById('done').classList.contains('hidden')", timeout=20000)
+            except Exception:
+                check(False, f"turn {len(played) + 1} comes (the page says: {page.inner_text('#problem')!r})")
+                raise
             if page.is_visible("#done"):
                 break
             tone = ears.heard()
@@ -213,6 +231,11 @@ def main():
                        check=True, capture_output=True)
         hub, url, token = start_hub(earshot, f"{work}/hub", profile, dict(server.env, PULSE_SINK="ears"))
         procs.append(hub)
+        playwright = sync_playwright().start()
+        browser = playwright.chromium.launch(executable_path=a.chromium, args=["--no-sandbox"])
+        page = browser.new_context(viewport={"width": 1100, "height": 1200}).new_page()
+        page.goto(f"{url}/#token={token}")
+        idle_view(page)
         listen = subprocess.Popen([earshot, "listen", "--hub", url, "--token", token],
                                   env=dict(server.env, PULSE_SOURCE="room.monitor", PULSE_SINK="headphones"),
                                   stdout=subprocess.DEVNULL, stderr=open(f"{work}/listen.log", "w"))
@@ -221,14 +244,11 @@ def main():
         tone.tofile(f"{work}/tone.f32")
         procs.append(subprocess.Popen(["pacat", "--playback", "--device=room", "--raw", "--format=float32le", f"--rate={RATE}",
                                        "--channels=1", f"{work}/tone.f32"], env=server.env))
-        with sync_playwright() as playwright:
-            browser = playwright.chromium.launch(executable_path=a.chromium, args=["--no-sandbox"])
-            page = browser.new_context(viewport={"width": 1100, "height": 1200}).new_page()
-            page.goto(f"{url}/#token={token}")
-            live_view(page, a.screenshots)
-            events_and_quiet(page, url, token, a.screenshots)
-            test_id = hearing_test(page, url, server, a.screenshots)
-            browser.close()
+        live_view(page, a.screenshots)
+        events_and_quiet(page, url, token, a.screenshots)
+        test_id = hearing_test(page, url, server, a.screenshots)
+        browser.close()
+        playwright.stop()
         shown = subprocess.run([earshot, "audiogram", "show", str(test_id), "--db", f"{work}/hub/results.sqlite"],
                                capture_output=True, text=True)
         check(shown.returncode == 0 and "Ada Listener" in shown.stdout, "earshot audiogram show finds the stored test")
