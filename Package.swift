@@ -57,6 +57,8 @@ let package = Package(
             name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS"],
             resources: [.copy("Resources/Suppressor.safetensors")]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
+        // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
+        .target(name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"]),
         // The hub: events kept in SQLite, served as JSON, Server-Sent Events and ntfy streams.
         .target(
             name: "EarshotHub",
@@ -75,7 +77,7 @@ let package = Package(
             name: "earshot",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry", "EarshotEnhance",
-                "EarshotSynthesis", "EarshotHearingAid", "EarshotHub",
+                "EarshotSynthesis", "EarshotHearingAid", "EarshotHub", "EarshotSounds",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
@@ -106,7 +108,7 @@ let package = Package(
         .testTarget(
             name: "EarshotCLITests",
             dependencies: [
-                "EarshotTestSupport", "earshot", "EarshotIO", "EarshotHub", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "EarshotTestSupport", "earshot", "EarshotIO", "EarshotHub", "EarshotSounds", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),

@@ -1,7 +1,7 @@
 /// The dashboard the hub serves at `/`: plain HTML, CSS and JavaScript, no build step. It keeps
 /// the token in the browser's local storage, follows `/api/events/stream` for the timeline and
-/// `/api/live` for the level meter, spectrum and spectrogram, and sets snooze and quiet hours
-/// through `/api/settings`.
+/// `/api/live` for the level meter, spectrum and spectrogram, lists the enrolled sounds from
+/// `/api/sounds`, and sets snooze and quiet hours through `/api/settings`.
 enum Dashboard {
     static let html = #"""
 <!doctype html>
@@ -52,6 +52,13 @@ enum Dashboard {
   <div id="idle">no microphone is feeding the hub (earshot listen --hub …)</div>
 </div>
 <div class="row" id="readout">level — dBFS · peak — dBFS</div>
+
+<h2>Your sounds</h2>
+<table id="soundsTable" class="hidden">
+  <thead><tr><th>sound</th><th>recordings</th><th>room tone</th><th>rejected false alarms</th><th>enrolled</th></tr></thead>
+  <tbody id="sounds"></tbody>
+</table>
+<p id="noSounds">No sounds enrolled yet. Record your doorbell and run <code>earshot sounds enroll front_door ring.wav</code>.</p>
 
 <h2>Quiet</h2>
 <div class="row">
@@ -128,6 +135,7 @@ function connect() {
   };
   connectLive();
   loadSettings();
+  loadSounds();
 }
 
 // ---- Live view: frames of /api/live (see LiveFrame) ----
@@ -189,6 +197,27 @@ function connectLive() {
   };
   socket.onclose = () => { $("idle").classList.remove("hidden"); setTimeout(() => { if (token()) connectLive(); }, 2000); };
 }
+
+// ---- Enrolled sounds ----
+function loadSounds() {
+  api("/api/sounds").then((r) => r.ok ? r.json() : null).then((sounds) => {
+    if (!sounds) return;
+    const body = $("sounds");
+    body.textContent = "";
+    for (const sound of sounds) {
+      const row = document.createElement("tr");
+      row.dataset.sound = sound.name;
+      for (const text of [sound.name.replace(/_/g, " "), String(sound.recordings), sound.roomTone ? "yes" : "no", String(sound.rejected),
+                          new Date(sound.enrolled).toLocaleDateString()]) {
+        const cell = document.createElement("td"); cell.textContent = text; row.appendChild(cell);
+      }
+      body.appendChild(row);
+    }
+    $("soundsTable").classList.toggle("hidden", sounds.length === 0);
+    $("noSounds").classList.toggle("hidden", sounds.length > 0);
+  }).catch(() => {});
+}
+setInterval(() => { if (token()) loadSounds(); }, 60000);
 
 // ---- Snooze and quiet hours ----
 function showSettings(settings) {

@@ -11,43 +11,7 @@ public final class EventStore: Sendable {
 
     public init(path: String) throws {
         self.path = path
-        var configuration = Configuration()
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
-        do {
-            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            pool = try DatabasePool(path: path, configuration: configuration)
-            try Self.migrator.migrate(pool)
-        } catch let error as DatabaseError {
-            throw EarshotError.invalidArgument("\(path): not a usable hub database (\(error.message ?? "\(error.resultCode)"))")
-        } catch {
-            throw EarshotError.writeFailed(path: path, reason: error.localizedDescription)
-        }
-    }
-
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("events") { db in
-            try db.create(table: "event") { t in
-                t.autoIncrementedPrimaryKey("id")
-                t.column("kind", .text).notNull()
-                t.column("label", .text).notNull()
-                t.column("time", .double).notNull()
-                t.column("confidence", .double)
-                t.column("source", .text)
-                t.column("key", .text).unique()
-                t.column("received", .double).notNull()
-            }
-        }
-        migrator.registerMigration("quiet") { db in
-            try db.alter(table: "event") { t in t.add(column: "quiet", .boolean).notNull().defaults(to: false) }
-            try db.create(table: "setting") { t in
-                t.primaryKey("name", .text)
-                t.column("value", .text)
-            }
-        }
-        return migrator
+        pool = try HubDatabase.open(path: path)
     }
 
     /// Stores the event durably and returns it with its id; a key seen before returns the event

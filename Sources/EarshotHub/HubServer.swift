@@ -38,6 +38,7 @@ public struct Hub: Sendable {
     public let configuration: HubConfiguration
     public let store: EventStore
     public let tokens: TokenStore
+    public let sounds: SoundStore
     let broadcast = EventBroadcast()
     let live = LiveRelay()
     let hearingTest: HearingTestDesk
@@ -45,6 +46,7 @@ public struct Hub: Sendable {
     public init(configuration: HubConfiguration) throws {
         self.configuration = configuration
         store = try EventStore(path: (configuration.directory as NSString).appendingPathComponent("hub.sqlite"))
+        sounds = try SoundStore(path: store.path)
         tokens = TokenStore(directory: configuration.directory)
         hearingTest = HearingTestDesk(player: configuration.tonePlayer, resultsPath: Self.resultsPath(directory: configuration.directory))
     }
@@ -126,6 +128,12 @@ public struct Hub: Sendable {
         }
         router.get("/:topic/json") { request, context in try await self.ntfy(request, context, format: .ntfyJSON) }
         router.get("/:topic/sse") { request, context in try await self.ntfy(request, context, format: .ntfySSE) }
+        router.get("/api/sounds") { request, _ in
+            try self.authorize(request)
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            return Self.json(String(decoding: try encoder.encode(try self.sounds.summaries()), as: UTF8.self))
+        }
         router.get("/api/settings") { request, _ in
             try self.authorize(request)
             return Self.json(try await self.store.settings().json(now: Date()))

@@ -7,7 +7,8 @@ A private PulseAudio carries the live path's sinks (`room`, whose monitor is the
 
 - plays a steady 2 kHz tone into the room; the live view must leave its idle state, show about
   20 frames a second, a level, and a spectrum whose strongest band is at 2 kHz;
-- posts events and checks the timeline, its filters, snooze and quiet hours;
+- lists an enrolled sound, posts events and checks the timeline, its filters, snooze and quiet
+  hours;
 - takes the hearing test on the page as a simulated listener with known thresholds (20 dB HL
   left, 45 dB HL right at 1 kHz) who "hears" by recording `ears.monitor`: each tone's ear and
   level are measured from what the hub actually played, turned into dB HL with the calibration,
@@ -99,7 +100,9 @@ def live_view(page, screenshots):
 
 
 def events_and_quiet(page, url, token, screenshots):
-    print("timeline, filters, snooze and quiet hours")
+    print("enrolled sounds, timeline, filters, snooze and quiet hours")
+    page.wait_for_selector("[data-sound=front_door]", timeout=5000)
+    check("front door" in page.inner_text("[data-sound=front_door]"), "the enrolled sound is listed")
     alert = post(url, token, {"kind": "alert", "label": "smoke_alarm", "time": time.time(), "confidence": 0.97, "source": "kitchen"})
     bell = post(url, token, {"kind": "sound", "label": "doorbell", "time": time.time(), "confidence": 0.88, "source": "hall"})
     page.wait_for_selector(f"#event-{bell}", timeout=5000)
@@ -229,6 +232,15 @@ def main():
         levels = ",".join(f"{f}={FULL_SCALE_SPL:g}" for f in (125, 250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000))
         subprocess.run([earshot, "calibration", "create", "--name", "test headphones", "--measured", levels, "-o", profile],
                        check=True, capture_output=True)
+        # An enrolled sound for the dashboard's list: a two-note chime with quiet around it.
+        rate = 16_000
+        t = np.arange(int(0.4 * rate)) / rate
+        chime = np.concatenate([np.zeros(rate), *(0.3 * np.exp(-5 * t) * np.sin(2 * np.pi * f * t) for f in (660, 550)), np.zeros(rate)])
+        import wave
+        with wave.open(f"{work}/ring.wav", "wb") as out:
+            out.setnchannels(1); out.setsampwidth(2); out.setframerate(rate)
+            out.writeframes((chime * 32767).astype("<i2").tobytes())
+        subprocess.run([earshot, "sounds", "enroll", "front_door", f"{work}/ring.wav", "--store", f"{work}/hub"], check=True, capture_output=True)
         hub, url, token = start_hub(earshot, f"{work}/hub", profile, dict(server.env, PULSE_SINK="ears"))
         procs.append(hub)
         playwright = sync_playwright().start()

@@ -1,0 +1,66 @@
+import EarshotCore
+import Foundation
+import GRDB
+
+/// The hub's SQLite file (`hub.sqlite`): events, settings and enrolled sounds, each store with
+/// its own tables, one schema. Write-ahead log, and `synchronous = FULL`, so a commit is on
+/// the disk (the log fsynced) before it returns: what was acknowledged survives a killed
+/// process and a power cut alike.
+enum HubDatabase {
+    static func open(path: String) throws -> DatabasePool {
+        var configuration = Configuration()
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = FULL")
+        }
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            let pool = try DatabasePool(path: path, configuration: configuration)
+            try migrator.migrate(pool)
+            return pool
+        } catch let error as DatabaseError {
+            throw EarshotError.invalidArgument("\(path): not a usable hub database (\(error.message ?? "\(error.resultCode)"))")
+        } catch {
+            throw EarshotError.writeFailed(path: path, reason: error.localizedDescription)
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("events") { db in
+            try db.create(table: "event") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("kind", .text).notNull()
+                t.column("label", .text).notNull()
+                t.column("time", .double).notNull()
+                t.column("confidence", .double)
+                t.column("source", .text)
+                t.column("key", .text).unique()
+                t.column("received", .double).notNull()
+            }
+        }
+        migrator.registerMigration("quiet") { db in
+            try db.alter(table: "event") { t in t.add(column: "quiet", .boolean).notNull().defaults(to: false) }
+            try db.create(table: "setting") { t in
+                t.primaryKey("name", .text)
+                t.column("value", .text)
+            }
+        }
+        migrator.registerMigration("sounds") { db in
+            try db.create(table: "sound") { t in
+                t.primaryKey("name", .text)
+                t.column("enrolled", .double).notNull()
+            }
+            // Each recording as 16 kHz mono float32, so any matcher can be rebuilt from it.
+            try db.create(table: "sound_clip") { t in
+                t.autoIncrementedPrimaryKey("id")
+                t.column("sound", .text).notNull().indexed().references("sound", onDelete: .cascade)
+                t.column("role", .text).notNull()  // enrollment, room_tone, rejected
+                t.column("source", .text).notNull()
+                t.column("seconds", .double).notNull()
+                t.column("samples", .blob).notNull()
+                t.column("added", .double).notNull()
+            }
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,113 @@
+import EarshotCore
+import Foundation
+import GRDB
+
+/// The user's enrolled sounds, in the hub's SQLite file: each with its recordings (the sound
+/// itself, room tone, and false alarms the user rejected), kept as 16 kHz mono samples.
+public final class SoundStore: Sendable {
+    public enum Role: String, Codable, Sendable {
+        case enrollment, roomTone = "room_tone", rejected
+    }
+
+    /// One recording as stored.
+    public struct Clip: Equatable, Sendable {
+        public var role: Role
+        public var source: String
+        public var samples: [Float]
+        public init(role: Role, source: String, samples: [Float]) {
+            self.role = role
+            self.source = source
+            self.samples = samples
+        }
+    }
+
+    /// What `sounds list` and `/api/sounds` show.
+    public struct Summary: Codable, Equatable, Sendable {
+        public var name: String
+        public var recordings: Int
+        public var roomTone: Bool
+        public var rejected: Int
+        /// ISO 8601.
+        public var enrolled: String
+        /// The enrolled recordings' lengths, seconds.
+        public var seconds: [Double]
+    }
+
+    public static let sampleRate = 16_000.0
+    private let pool: DatabasePool
+
+    public init(path: String) throws {
+        pool = try HubDatabase.open(path: path)
+    }
+
+    /// `earshot sounds` names: what a person would call a sound, safe in MQTT topics and URLs.
+    public static func validate(name: String) throws {
+        guard (1...40).contains(name.count), name.allSatisfy({ ($0.isLetter && $0.isASCII) || $0.isNumber || $0 == "_" || $0 == "-" }) else {
+            throw EarshotError.invalidArgument("a sound's name is 1–40 letters, digits, _ and - (like front_door), not '\(name)'")
+        }
+    }
+
+    /// Stores a new sound with its clips, all or nothing; refuses a name already taken.
+    public func enroll(_ name: String, clips: [Clip]) throws {
+        try Self.validate(name: name)
+        try pool.write { db in
+            if try Bool.fetchOne(db, sql: "SELECT 1 FROM sound WHERE name = ?", arguments: [name]) == true {
+                throw EarshotError.invalidArgument("a sound named '\(name)' is already enrolled (earshot sounds remove \(name) first)")
+            }
+            let now = Date().timeIntervalSince1970
+            try db.execute(sql: "INSERT INTO sound (name, enrolled) VALUES (?, ?)", arguments: [name, now])
+            for clip in clips { try Self.insert(clip, for: name, at: now, db) }
+        }
+    }
+
+    /// Adds a clip (a rejected false alarm, more room tone) to a sound.
+    public func add(_ clip: Clip, to name: String) throws {
+        try pool.write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM sound WHERE name = ?", arguments: [name]) == true else {
+                throw EarshotError.invalidArgument("no sound named '\(name)' is enrolled (earshot sounds list)")
+            }
+            try Self.insert(clip, for: name, at: Date().timeIntervalSince1970, db)
+        }
+    }
+
+    /// Removes a sound and its recordings; false when there was none of that name.
+    @discardableResult
+    public func remove(_ name: String) throws -> Bool {
+        try pool.write { db in
+            try db.execute(sql: "DELETE FROM sound WHERE name = ?", arguments: [name])
+            return db.changesCount > 0
+        }
+    }
+
+    public func summaries() throws -> [Summary] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT name, enrolled FROM sound ORDER BY name").map { row in
+                let name: String = row["name"]
+                let clips = try Row.fetchAll(db, sql: "SELECT role, seconds FROM sound_clip WHERE sound = ? ORDER BY id", arguments: [name])
+                let enrolled = clips.filter { $0["role"] as String == Role.enrollment.rawValue }
+                return Summary(
+                    name: name, recordings: enrolled.count, roomTone: clips.contains { $0["role"] as String == Role.roomTone.rawValue },
+                    rejected: clips.filter { $0["role"] as String == Role.rejected.rawValue }.count,
+                    enrolled: StoredEvent.iso8601(row["enrolled"]), seconds: enrolled.map { (($0["seconds"] as Double) * 100).rounded() / 100 })
+            }
+        }
+    }
+
+    /// A sound's recordings, in the order they were added.
+    public func clips(of name: String) throws -> [Clip] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT role, source, samples FROM sound_clip WHERE sound = ? ORDER BY id", arguments: [name]).map { row in
+                let data: Data = row["samples"]
+                let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+                return Clip(role: Role(rawValue: row["role"]) ?? .enrollment, source: row["source"], samples: samples)
+            }
+        }
+    }
+
+    private static func insert(_ clip: Clip, for name: String, at time: Double, _ db: Database) throws {
+        let data = clip.samples.withUnsafeBufferPointer { Data(buffer: $0) }
+        try db.execute(
+            sql: "INSERT INTO sound_clip (sound, role, source, seconds, samples, added) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [name, clip.role.rawValue, clip.source, Double(clip.samples.count) / sampleRate, data, time])
+    }
+}

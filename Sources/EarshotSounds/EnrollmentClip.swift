@@ -1,0 +1,110 @@
+import EarshotCore
+import EarshotIO
+import Foundation
+
+/// A recording offered to enroll a sound, checked and cut to the sound: mono at 16 kHz, the
+/// sound with a quarter second either side. Refused, with the reason and what to do, when it
+/// is too short, silent, clipped or holds no sound that stands out from its own background.
+public struct EnrollmentClip: Equatable, Sendable {
+    public static let sampleRate = 16_000.0
+    /// The sound and its margins.
+    public var samples: [Float]
+    /// How long the sound itself lasts.
+    public var soundSeconds: Double
+    /// How far the sound stands above the recording's quietest moments, dB.
+    public var contrastDB: Double
+    /// The loudest sample, dBFS.
+    public var peakDBFS: Double
+
+    static let frameSeconds = 0.02
+    static let margin = 0.25
+    static let minimumRecordingSeconds = 0.5
+    static let minimumSoundSeconds = 0.08
+    static let minimumContrastDB = 10.0
+    static let silentPeakDBFS = -50.0
+    static let clippedShare = 0.001
+
+    /// A recording, mono at 16 kHz; `clippedFraction` is the share of its samples at full scale,
+    /// measured on the file as it was (resampling softens clipped peaks).
+    public init(mono samples: [Float], sampleRate: Double, clippedFraction: Double, source: String) throws {
+        let seconds = Double(samples.count) / sampleRate
+        guard seconds >= Self.minimumRecordingSeconds else {
+            throw EarshotError.invalidArgument(String(format: "%@: too short (%.2f s): record at least a second with the whole sound in it", source, seconds))
+        }
+        let peak = samples.reduce(Float(0)) { max($0, abs($1)) }
+        let peakDBFS = 20 * log10(max(Double(peak), 1e-10))
+        guard peak > 0 else { throw EarshotError.invalidArgument("\(source): silent (digital silence): check that the microphone is on and not muted") }
+        guard peakDBFS >= Self.silentPeakDBFS else {
+            throw EarshotError.invalidArgument(String(format: "%@: silent (the loudest moment is %.0f dBFS): check the microphone and record closer to the sound", source, peakDBFS))
+        }
+        guard clippedFraction <= Self.clippedShare else {
+            throw EarshotError.invalidArgument(String(format: "%@: clipped (%.1f %% of the samples at full scale): record further away or with less input gain", source, clippedFraction * 100))
+        }
+        // 20 ms frame levels: the background is the quietest tenth, the sound whatever stands
+        // 10 dB above it.
+        let hop = max(1, Int(sampleRate * Self.frameSeconds))
+        let levels = stride(from: 0, to: samples.count - hop + 1, by: hop).map { start -> Double in
+            var sum = 0.0
+            for n in start..<(start + hop) { sum += Double(samples[n] * samples[n]) }
+            return 10 * log10(max(sum / Double(hop), 1e-10))  // −100 dBFS: digital silence counts as a very quiet room
+        }
+        let sorted = levels.sorted()
+        let floor = sorted[sorted.count / 10], loudest = sorted[min(sorted.count - 1, sorted.count * 95 / 100)]
+        let contrast = loudest - floor
+        let loud = levels.indices.filter { levels[$0] >= floor + Self.minimumContrastDB }
+        guard contrast >= Self.minimumContrastDB, let first = loud.first, let last = loud.last else {
+            throw EarshotError.invalidArgument(String(format: "%@: holds no distinct sound (its loudest moments are only %.0f dB above its quietest): record in a quieter moment, with a second of quiet before the sound", source, contrast))
+        }
+        let soundSeconds = Double(last - first + 1) * Double(hop) / sampleRate
+        guard soundSeconds >= Self.minimumSoundSeconds else {
+            throw EarshotError.invalidArgument(String(format: "%@: the sound lasts only %.2f s, too short to recognise", source, soundSeconds))
+        }
+        if Double(loud.count) * Double(hop) / sampleRate > 0.85 * seconds, seconds > 2 {
+            throw EarshotError.invalidArgument("\(source): the sound never stops, so nothing tells it from its background: record it starting and ending, with quiet around it")
+        }
+        let margin = Int(Self.margin * sampleRate)
+        let start = max(0, first * hop - margin), end = min(samples.count, (last + 1) * hop + margin)
+        self.samples = Array(samples[start..<end])
+        self.soundSeconds = soundSeconds
+        contrastDB = contrast
+        self.peakDBFS = peakDBFS
+    }
+}
+
+extension EnrollmentClip {
+    /// Reads a recording of any rate and channel count and checks it.
+    public init(path: String) throws {
+        let (info, buffer) = try AudioFile.read(path: path)
+        let channels = buffer.toArrays(frameCount: info.frameCount)
+        var atFullScale = 0
+        for channel in channels { for sample in channel where abs(sample) >= 0.999 { atFullScale += 1 } }
+        var mono = [Float](repeating: 0, count: info.frameCount)
+        for channel in channels { for n in mono.indices { mono[n] += channel[n] / Float(channels.count) } }
+        if info.sampleRate != Self.sampleRate { mono = try Resampler.resample([mono], from: info.sampleRate, to: Self.sampleRate)[0] }
+        try self.init(mono: mono, sampleRate: Self.sampleRate, clippedFraction: Double(atFullScale) / Double(max(1, info.frameCount * channels.count)),
+                      source: (path as NSString).lastPathComponent)
+    }
+}
+
+/// A recording of the place without the sound: evidence of what the sound is not. Needs a
+/// second of audio that is not clipped; quiet is fine.
+public struct RoomTone: Equatable, Sendable {
+    public var samples: [Float]
+
+    public init(path: String) throws {
+        let (info, buffer) = try AudioFile.read(path: path)
+        let source = (path as NSString).lastPathComponent
+        guard info.durationSeconds >= 1 else {
+            throw EarshotError.invalidArgument(String(format: "%@: too short for room tone (%.2f s): record at least a second", source, info.durationSeconds))
+        }
+        let channels = buffer.toArrays(frameCount: info.frameCount)
+        let atFullScale = channels.reduce(0) { $0 + $1.filter { abs($0) >= 0.999 }.count }
+        guard Double(atFullScale) <= EnrollmentClip.clippedShare * Double(info.frameCount * channels.count) else {
+            throw EarshotError.invalidArgument("\(source): clipped: room tone should be the quiet of the place, recorded at the same level as the sound")
+        }
+        var mono = [Float](repeating: 0, count: info.frameCount)
+        for channel in channels { for n in mono.indices { mono[n] += channel[n] / Float(channels.count) } }
+        if info.sampleRate != EnrollmentClip.sampleRate { mono = try Resampler.resample([mono], from: info.sampleRate, to: EnrollmentClip.sampleRate)[0] }
+        samples = mono
+    }
+}

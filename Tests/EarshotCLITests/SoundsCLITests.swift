@@ -1,0 +1,104 @@
+import EarshotCore
+import EarshotIO
+import EarshotSounds
+import EarshotTestSupport
+import Foundation
+import Testing
+
+/// A seeded stand-in for a doorbell recording: quiet room noise, a two-note chime, quiet again.
+func chimeRecording(seed: UInt64 = 1, rate: Double = 44_100, channels: Int = 2, quietBefore: Double = 0.8, gain: Float = 0.3) -> [[Float]] {
+    var random = SeededRandom(seed: seed)
+    let total = Int(rate * (quietBefore + 0.8 + 0.7))
+    var mono = (0..<total).map { _ in Float(random.nextGaussian() * 0.001) }
+    for (index, frequency) in [660.0, 550.0].enumerated() {
+        let start = Int(rate * (quietBefore + 0.4 * Double(index)))
+        for n in 0..<Int(rate * 0.4) {
+            let t = Double(n) / rate
+            mono[start + n] += gain * Float(exp(-t * 5) * (sin(2 * .pi * frequency * t) + 0.4 * sin(2 * .pi * 3 * frequency * t)))
+        }
+    }
+    return Array(repeating: mono, count: channels)
+}
+
+func writeWAV(_ channels: [[Float]], rate: Double, to url: URL) throws {
+    try AudioFile.write(AudioBuffer(channels: channels), to: url.path, sampleRate: rate)
+}
+
+@Suite struct EnrollmentClipTests {
+    @Test func cutsTheSoundWithItsMargins() throws {
+        let recording = chimeRecording(rate: 16_000, channels: 1)[0]
+        let clip = try EnrollmentClip(mono: recording, sampleRate: 16_000, clippedFraction: 0, source: "chime")
+        // The chime is 0.8 s (its last decay falls under the room's floor a little earlier).
+        #expect(clip.soundSeconds > 0.6 && clip.soundSeconds <= 0.82, "\(clip.soundSeconds)")
+        #expect(abs(Double(clip.samples.count) / 16_000 - (clip.soundSeconds + 0.5)) < 0.05)
+        #expect(clip.contrastDB > 40)
+    }
+}
+
+@Suite(.serialized) struct SoundsCLITests {
+    @Test func enrollListRemoveAndTheHubShowsThem() async throws {
+        try await withTemporaryDirectoryAsync { dir in
+            try writeWAV(chimeRecording(seed: 1), rate: 44_100, to: dir.appendingPathComponent("ring1.wav"))
+            try writeWAV(chimeRecording(seed: 2, rate: 48_000, channels: 1, quietBefore: 1.2, gain: 0.1), rate: 48_000, to: dir.appendingPathComponent("ring2.wav"))
+            try writeWAV([(0..<32_000).map { _ in Float(0.002) * Float.random(in: -1...1) }], rate: 16_000, to: dir.appendingPathComponent("room.wav"))
+            let enrolled = try earshot("sounds", "enroll", "front_door", "ring1.wav", "ring2.wav", "--room-tone", "room.wav", "--store", "store", in: dir)
+            #expect(enrolled.status == 0 && enrolled.stdout.contains("enrolled 'front_door' from 2 recording(s)"), "\(enrolled.stderr)")
+            let listed = try earshot("sounds", "list", "--format", "json", "--store", "store", in: dir)
+            let sounds = try JSONSerialization.jsonObject(with: listed.stdoutData) as! [[String: Any]]
+            #expect(sounds.count == 1 && sounds[0]["name"] as? String == "front_door" && sounds[0]["recordings"] as? Int == 2)
+            #expect(sounds[0]["roomTone"] as? Bool == true && sounds[0]["rejected"] as? Int == 0)
+
+            // The hub keeps them in the same file and shows them.
+            let hub = try RunningHub(directory: dir.appendingPathComponent("store"))
+            let reply = try await hub.request(.GET, "/api/sounds", token: hub.token)
+            #expect(reply.status == 200 && reply.body.contains(#""name":"front_door""#))
+            #expect(try await hub.request(.GET, "/api/sounds").status == 401)
+
+            #expect(try earshot("sounds", "remove", "front_door", "--store", "store", in: dir).status == 0)
+            let again = try earshot("sounds", "remove", "front_door", "--store", "store", in: dir)
+            #expect(again.status == 2 && again.stderr.contains("no sound named 'front_door'"))
+            #expect(try earshot("sounds", "list", "--store", "store", in: dir).stdout.contains("no sounds enrolled"))
+        }
+    }
+
+    /// Every bad recording is refused with its reason in one line, and nothing is stored.
+    @Test func badRecordingsAreRefusedWithTheReason() throws {
+        try withTemporaryDirectory { dir in
+            let rate = 16_000.0
+            var random = SeededRandom(seed: 5)
+            try writeWAV([[Float](repeating: 0, count: 32_000)], rate: rate, to: dir.appendingPathComponent("silent.wav"))
+            try writeWAV([(0..<32_000).map { _ in Float(random.nextGaussian() * 1e-5) }], rate: rate, to: dir.appendingPathComponent("faint.wav"))
+            try writeWAV([chimeRecording(rate: rate, channels: 1)[0].prefix(4000).map { $0 }], rate: rate, to: dir.appendingPathComponent("short.wav"))
+            try writeWAV(chimeRecording(rate: rate, channels: 1, gain: 4).map { $0.map { max(-1, min(1, $0)) } }, rate: rate,
+                         to: dir.appendingPathComponent("clipped.wav"))
+            try writeWAV([(0..<48_000).map { _ in Float(random.nextGaussian() * 0.05) }], rate: rate, to: dir.appendingPathComponent("noise.wav"))
+            // A hum that starts and never stops: 0.4 s of quiet, then 3 s of tone.
+            try writeWAV([(0..<54_400).map { Float($0 < 6400 ? 0 : 0.3 * sin(2 * Double.pi * 800 * Double($0) / rate)) + Float(random.nextGaussian() * 0.0005) }],
+                         rate: rate, to: dir.appendingPathComponent("endless.wav"))
+            try Data("RIFF....WAVEfmt ".utf8).write(to: dir.appendingPathComponent("corrupt.wav"))
+            try writeWAV(chimeRecording(), rate: 44_100, to: dir.appendingPathComponent("good.wav"))
+            let cases: [([String], String)] = [
+                (["bell", "silent.wav"], "digital silence"),
+                (["bell", "faint.wav"], "silent (the loudest moment is"),
+                (["bell", "short.wav"], "too short"),
+                (["bell", "clipped.wav"], "clipped"),
+                (["bell", "noise.wav"], "holds no distinct sound"),
+                (["bell", "endless.wav"], "never stops"),
+                (["bell", "corrupt.wav"], "corrupt.wav"),
+                (["bell", "missing.wav"], "no such file"),
+                (["bell", "good.wav", "--room-tone", "short.wav"], "too short for room tone"),
+                (["two words", "good.wav"], "letters, digits"),
+                (["bell", "good.wav", "good.wav", "good.wav", "good.wav"], "one to three recordings"),
+            ]
+            for (arguments, reason) in cases {
+                let result = try runProgram(earshotPath, ["sounds", "enroll"] + arguments + ["--store", "store"], directory: dir)
+                #expect(result.status == 2 && result.stderr.contains(reason) && result.stderr.split(separator: "\n").count == 1,
+                        "\(arguments) → \(result.status) \(result.stderr)")
+            }
+            #expect(try earshot("sounds", "list", "--format", "json", "--store", "store", in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+            #expect(try earshot("sounds", "enroll", "bell", "good.wav", "--store", "store", in: dir).status == 0)
+            let twice = try earshot("sounds", "enroll", "bell", "good.wav", "--store", "store", in: dir)
+            #expect(twice.status == 2 && twice.stderr.contains("already enrolled"))
+        }
+    }
+}
