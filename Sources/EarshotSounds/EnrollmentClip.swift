@@ -51,15 +51,24 @@ public struct EnrollmentClip: Equatable, Sendable {
         let sorted = levels.sorted()
         let floor = sorted[sorted.count / 10], loudest = sorted[min(sorted.count - 1, sorted.count * 95 / 100)]
         let contrast = loudest - floor
-        let loud = levels.indices.filter { levels[$0] >= floor + Self.minimumContrastDB }
-        guard contrast >= Self.minimumContrastDB, let first = loud.first, let last = loud.last else {
-            throw EarshotError.invalidArgument(String(format: "%@: holds no distinct sound (its loudest moments are only %.0f dB above its quietest): record in a quieter moment, with a second of quiet before the sound", source, contrast))
+        var loud = levels.indices.filter { levels[$0] >= floor + Self.minimumContrastDB }
+        if contrast < Self.minimumContrastDB {
+            // A recording that is all sound (cut tight around a chime) has no quiet to stand out
+            // from; it is still usable when the sound is tonal throughout.
+            let landmarks = sampleRate == LandmarkAnalyzer.sampleRate ? LandmarkAnalyzer.landmarks(of: samples) : []
+            guard landmarks.reduce(0, { $0 + $1.nonzeroBitCount }) >= SoundTemplate.minimumLandmarks * 2 else {
+                throw EarshotError.invalidArgument(String(format: "%@: holds no distinct sound (its loudest moments are only %.0f dB above its quietest, and nothing tonal): record in a quieter moment, with a second of quiet before the sound", source, contrast))
+            }
+            loud = Array(levels.indices)
+        }
+        guard let first = loud.first, let last = loud.last else {
+            throw EarshotError.invalidArgument("\(source): holds no distinct sound")
         }
         let soundSeconds = Double(last - first + 1) * Double(hop) / sampleRate
         guard soundSeconds >= Self.minimumSoundSeconds else {
             throw EarshotError.invalidArgument(String(format: "%@: the sound lasts only %.2f s, too short to recognise", source, soundSeconds))
         }
-        if Double(loud.count) * Double(hop) / sampleRate > 0.85 * seconds, seconds > 2 {
+        if contrast >= Self.minimumContrastDB, Double(loud.count) * Double(hop) / sampleRate > 0.85 * seconds, seconds > 2 {
             throw EarshotError.invalidArgument("\(source): the sound never stops, so nothing tells it from its background: record it starting and ending, with quiet around it")
         }
         let margin = Int(Self.margin * sampleRate)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EarshotCore
 import EarshotHub
+import EarshotIO
 import EarshotSounds
 import Foundation
 
@@ -8,7 +9,7 @@ import Foundation
 struct SoundsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sounds", abstract: "Enroll your own sounds (a doorbell, an appliance's beep) and list or remove them.",
-        subcommands: [Enroll.self, List.self, Remove.self])
+        subcommands: [Enroll.self, List.self, Remove.self, Detect.self, Reject.self])
 
     /// `--store DIR`: the data folder whose hub.sqlite keeps the sounds.
     struct StoreOption: ParsableArguments {
@@ -88,6 +89,109 @@ struct SoundsCommand: ParsableCommand {
         }
     }
 
+    struct Detect: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Find the enrolled sounds in a recording.",
+            discussion: """
+                One line per detection; start is when it was announced. jsonl: \
+                {"sound":"front_door","start":12.34,"end":13.1,"score":0.81}.
+                """)
+
+        enum Format: String, ExpressibleByArgument { case text, jsonl }
+
+        @Argument(help: "A recording (any format, rate and channels).")
+        var file: String
+
+        @Option(help: "text or jsonl.")
+        var format: Format = .text
+
+        @Option(help: "Announce at this score (0–1) instead of each sound's calibrated threshold.")
+        var threshold: Double?
+
+        enum Method: String, ExpressibleByArgument { case landmarks, peaks }
+
+        @Option(help: "landmarks (time-consistent tonal landmarks, the default) or peaks (the original two-strongest-peaks method, to compare).")
+        var method: Method = .landmarks
+
+        @Option(help: .hidden)
+        var trace: String?
+
+        @OptionGroup var store: StoreOption
+
+        func validate() throws {
+            if let threshold, !(0...1).contains(threshold) { throw ValidationError("--threshold must be 0–1, not \(threshold)") }
+        }
+
+        func run() throws {
+            let store = try store.open()
+            guard !(try store.summaries().isEmpty) else { throw EarshotError.invalidArgument("no sounds are enrolled (earshot sounds enroll NAME FILE)") }
+            let mono = try monoForMatching(file)
+            if method == .peaks {
+                report(PeakMatcher.detect(mono, matchers: try store.loadPeakMatchers(), sampleRate: LandmarkAnalyzer.sampleRate))
+                return
+            }
+            let sounds = try store.loadSounds(threshold: threshold)
+            if let trace {
+                // Every sound's score every 10 ms, for tuning: time, then one column per sound.
+                var lines = ["time," + sounds.map(\.name).joined(separator: ",")]
+                let columns = sounds.map { SoundDetector.scores(of: mono, templates: $0.templates) }
+                for frame in 0..<(columns.first?.count ?? 0) {
+                    lines.append(String(format: "%.2f", Double(frame + 1) * 0.01) + "," + columns.map { String(format: "%.3f", $0[frame]) }.joined(separator: ","))
+                }
+                try AtomicFile.write(Data(lines.joined(separator: "\n").utf8), to: trace)
+                let marks = LandmarkAnalyzer.landmarks(of: mono)
+                Terminal.note(String(format: "recording: %.2f landmarks per frame", Double(marks.reduce(0) { $0 + $1.nonzeroBitCount }) / Double(max(1, marks.count))))
+                for sound in sounds {
+                    for template in sound.templates {
+                        Terminal.note(String(format: "%@: %d frames, %.2f landmarks per frame", sound.name, template.frames.count, Double(template.landmarkCount) / Double(template.frames.count)))
+                    }
+                }
+            }
+            let detector = SoundDetector(sounds: sounds)
+            var found: [SoundDetection] = []
+            for start in stride(from: 0, to: mono.count, by: 1600) { found += detector.push(mono[start..<min(mono.count, start + 1600)]) }
+            report(found + detector.finish())
+        }
+
+        private func report(_ found: [SoundDetection]) {
+            for detection in found.sorted(by: { $0.start < $1.start }) {
+                switch format {
+                case .jsonl:
+                    print(String(format: #"{"sound":"%@","start":%.2f,"end":%.2f,"score":%.3f}"#, detection.sound, detection.start, detection.end, detection.score))
+                case .text:
+                    print(String(format: "%8.2f s  %@ (score %.2f)", detection.start, detection.sound, detection.score))
+                }
+            }
+        }
+    }
+
+    struct Reject: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Not my doorbell: keep a false alarm as evidence of what the sound is not.",
+            discussion: "The sound's threshold is raised above what the recording scores, so the same false alarm does not come back.")
+
+        @Argument(help: "The sound that was wrongly announced.")
+        var name: String
+
+        @Argument(help: "A recording of what set it off (up to 30 s).")
+        var file: String
+
+        @OptionGroup var store: StoreOption
+
+        func run() throws {
+            let samples = try monoForMatching(file)
+            guard !samples.isEmpty else { throw EarshotError.emptyAudio(path: file) }
+            guard Double(samples.count) <= 30 * LandmarkAnalyzer.sampleRate else {
+                throw EarshotError.invalidArgument("\(file): longer than 30 s: cut it to the false alarm")
+            }
+            let store = try store.open()
+            let before = try store.loadSounds(threshold: nil).first { $0.name == name }
+            try store.add(SoundStore.Clip(role: .rejected, source: (file as NSString).lastPathComponent, samples: samples), to: name)
+            let after = try store.loadSounds(threshold: nil).first { $0.name == name }
+            print(String(format: "'%@' will not be announced for this again (threshold %.2f, was %.2f)", name, after?.threshold ?? 0, before?.threshold ?? 0))
+        }
+    }
+
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove an enrolled sound and its recordings.")
 
@@ -103,4 +207,34 @@ struct SoundsCommand: ParsableCommand {
             print("removed '\(name)'")
         }
     }
+}
+
+extension SoundStore {
+    /// Every enrolled sound with its templates and threshold, ready to listen for.
+    func loadSounds(threshold: Double?) throws -> [SoundDetector.Sound] {
+        try summaries().map { summary in
+            let clips = try clips(of: summary.name)
+            var sound = try SoundDetector.Sound(
+                name: summary.name, enrollments: clips.filter { $0.role == .enrollment }.map(\.samples),
+                negatives: clips.filter { $0.role != .enrollment }.map(\.samples))
+            if let threshold { sound.threshold = threshold }
+            return sound
+        }
+    }
+
+    /// The original peak method's matchers, one per enrollment recording.
+    func loadPeakMatchers() throws -> [PeakMatcher] {
+        try summaries().flatMap { summary in
+            try clips(of: summary.name).filter { $0.role == .enrollment }.map { PeakMatcher(name: summary.name, reference: $0.samples) }
+        }
+    }
+}
+
+/// A recording read for matching: mono at 16 kHz.
+func monoForMatching(_ path: String) throws -> [Float] {
+    let (info, buffer) = try AudioFile.read(path: path)
+    let channels = buffer.toArrays(frameCount: info.frameCount)
+    var mono = [Float](repeating: 0, count: info.frameCount)
+    for channel in channels { for n in mono.indices { mono[n] += channel[n] / Float(channels.count) } }
+    return info.sampleRate == LandmarkAnalyzer.sampleRate ? mono : try Resampler.resample([mono], from: info.sampleRate, to: LandmarkAnalyzer.sampleRate)[0]
 }
