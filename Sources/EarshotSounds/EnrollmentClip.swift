@@ -83,15 +83,27 @@ public struct EnrollmentClip: Equatable, Sendable {
 extension EnrollmentClip {
     /// Reads a recording of any rate and channel count and checks it.
     public init(path: String) throws {
+        let recording = try MatchingAudio(path: path)
+        try self.init(mono: recording.samples, sampleRate: Self.sampleRate, clippedFraction: recording.clippedFraction,
+                      source: (path as NSString).lastPathComponent)
+    }
+}
+
+/// A recording as the matcher hears it: the channels mixed to mono, at 16 kHz; and the share of
+/// the file's samples at full scale, counted before resampling softened them.
+public struct MatchingAudio: Sendable {
+    public var samples: [Float]
+    public var clippedFraction: Double
+
+    public init(path: String) throws {
         let (info, buffer) = try AudioFile.read(path: path)
         let channels = buffer.toArrays(frameCount: info.frameCount)
         var atFullScale = 0
         for channel in channels { for sample in channel where abs(sample) >= 0.999 { atFullScale += 1 } }
         var mono = [Float](repeating: 0, count: info.frameCount)
         for channel in channels { for n in mono.indices { mono[n] += channel[n] / Float(channels.count) } }
-        if info.sampleRate != Self.sampleRate { mono = try Resampler.resample([mono], from: info.sampleRate, to: Self.sampleRate)[0] }
-        try self.init(mono: mono, sampleRate: Self.sampleRate, clippedFraction: Double(atFullScale) / Double(max(1, info.frameCount * channels.count)),
-                      source: (path as NSString).lastPathComponent)
+        samples = info.sampleRate == EnrollmentClip.sampleRate ? mono : try Resampler.resample([mono], from: info.sampleRate, to: EnrollmentClip.sampleRate)[0]
+        clippedFraction = Double(atFullScale) / Double(max(1, info.frameCount * channels.count))
     }
 }
 
@@ -101,19 +113,14 @@ public struct RoomTone: Equatable, Sendable {
     public var samples: [Float]
 
     public init(path: String) throws {
-        let (info, buffer) = try AudioFile.read(path: path)
-        let source = (path as NSString).lastPathComponent
-        guard info.durationSeconds >= 1 else {
-            throw EarshotError.invalidArgument(String(format: "%@: too short for room tone (%.2f s): record at least a second", source, info.durationSeconds))
+        let recording = try MatchingAudio(path: path)
+        let source = (path as NSString).lastPathComponent, seconds = Double(recording.samples.count) / EnrollmentClip.sampleRate
+        guard seconds >= 1 else {
+            throw EarshotError.invalidArgument(String(format: "%@: too short for room tone (%.2f s): record at least a second", source, seconds))
         }
-        let channels = buffer.toArrays(frameCount: info.frameCount)
-        let atFullScale = channels.reduce(0) { $0 + $1.filter { abs($0) >= 0.999 }.count }
-        guard Double(atFullScale) <= EnrollmentClip.clippedShare * Double(info.frameCount * channels.count) else {
+        guard recording.clippedFraction <= EnrollmentClip.clippedShare else {
             throw EarshotError.invalidArgument("\(source): clipped: room tone should be the quiet of the place, recorded at the same level as the sound")
         }
-        var mono = [Float](repeating: 0, count: info.frameCount)
-        for channel in channels { for n in mono.indices { mono[n] += channel[n] / Float(channels.count) } }
-        if info.sampleRate != EnrollmentClip.sampleRate { mono = try Resampler.resample([mono], from: info.sampleRate, to: EnrollmentClip.sampleRate)[0] }
-        samples = mono
+        samples = recording.samples
     }
 }

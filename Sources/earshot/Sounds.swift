@@ -125,7 +125,7 @@ struct SoundsCommand: ParsableCommand {
         func run() throws {
             let store = try store.open()
             guard !(try store.summaries().isEmpty) else { throw EarshotError.invalidArgument("no sounds are enrolled (earshot sounds enroll NAME FILE)") }
-            let mono = try monoForMatching(file)
+            let mono = try MatchingAudio(path: file).samples
             if method == .peaks {
                 report(PeakMatcher.detect(mono, matchers: try store.loadPeakMatchers(), sampleRate: LandmarkAnalyzer.sampleRate))
                 return
@@ -179,7 +179,7 @@ struct SoundsCommand: ParsableCommand {
         @OptionGroup var store: StoreOption
 
         func run() throws {
-            let samples = try monoForMatching(file)
+            let samples = try MatchingAudio(path: file).samples
             guard !samples.isEmpty else { throw EarshotError.emptyAudio(path: file) }
             guard Double(samples.count) <= 30 * LandmarkAnalyzer.sampleRate else {
                 throw EarshotError.invalidArgument("\(file): longer than 30 s: cut it to the false alarm")
@@ -228,13 +228,4 @@ extension SoundStore {
             try clips(of: summary.name).filter { $0.role == .enrollment }.map { PeakMatcher(name: summary.name, reference: $0.samples) }
         }
     }
-}
-
-/// A recording read for matching: mono at 16 kHz.
-func monoForMatching(_ path: String) throws -> [Float] {
-    let (info, buffer) = try AudioFile.read(path: path)
-    let channels = buffer.toArrays(frameCount: info.frameCount)
-    var mono = [Float](repeating: 0, count: info.frameCount)
-    for channel in channels { for n in mono.indices { mono[n] += channel[n] / Float(channels.count) } }
-    return info.sampleRate == LandmarkAnalyzer.sampleRate ? mono : try Resampler.resample([mono], from: info.sampleRate, to: LandmarkAnalyzer.sampleRate)[0]
 }
