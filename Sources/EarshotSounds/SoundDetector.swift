@@ -25,7 +25,7 @@ public final class SoundDetector {
         }
 
         /// The least score announced, whatever the evidence.
-        public static let baseThreshold = 0.55
+        public static let baseThreshold = 0.58
         public static let highestThreshold = 0.9
 
         /// A sound from its enrollment recordings, with its threshold set above everything the
