@@ -49,6 +49,12 @@ struct SoundsCommand: ParsableCommand {
 
         func run() throws {
             let clips = try files.map { try EnrollmentClip(path: $0) }
+            // A sound the matcher cannot hold (nothing tonal) is refused now, not at every detect.
+            do {
+                for clip in clips { _ = try SoundTemplate(name: name, clip: clip.samples) }
+            } catch let error as SoundMatchError {
+                throw EarshotError.invalidArgument(error.description)
+            }
             var stored = zip(files, clips).map { file, clip in
                 SoundStore.Clip(role: .enrollment, source: (file as NSString).lastPathComponent, samples: clip.samples)
             }
