@@ -76,6 +76,15 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// An event's kind, label and the key its producer gave it; nil when there is no such id.
+    public func origin(of id: Int64) async throws -> (kind: EventKind, label: String, key: String?)? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT kind, label, key FROM event WHERE id = ?", arguments: [id]).map {
+                (EventKind(rawValue: $0["kind"]) ?? .test, $0["label"], $0["key"])
+            }
+        }
+    }
+
     private static func event(_ row: Row) -> StoredEvent {
         StoredEvent(id: row["id"], kind: EventKind(rawValue: row["kind"]) ?? .test, label: row["label"],
                     time: StoredEvent.iso8601(row["time"]), confidence: row["confidence"], source: row["source"], quiet: row["quiet"])

@@ -26,10 +26,15 @@ public struct HubAddress: Sendable {
 /// Sends events to a hub from a queue: `submit` returns at once and never blocks the caller
 /// (nor, through it, audio); a sender retries each event, with back-off, until the hub has
 /// stored it. Every event carries a key of its own, so a post the hub stored but whose answer
-/// was lost is not stored twice when it is retried.
+/// was lost is not stored twice when it is retried. With a spool file the queue outlives the
+/// process: what the hub has not stored is sent when the next run starts.
 public final class HubPoster: @unchecked Sendable {
     public let address: HubAddress
     public let source: String?
+    /// Where unsent events wait, one JSON object per line; nil keeps them in memory only.
+    public let spool: String?
+    /// The most events kept waiting: beyond it the oldest are dropped (a hub away for weeks).
+    public static let maximumQueued = 1000
     private let lock = NSLock()
     private var queue: [EventSubmission] = []
     private var sending = false
@@ -39,25 +44,49 @@ public final class HubPoster: @unchecked Sendable {
     /// Called (from the sender) with a sentence when the hub cannot be reached or refuses.
     public var warn: @Sendable (String) -> Void = { _ in }
 
-    public init(address: HubAddress, source: String? = nil) {
+    public init(address: HubAddress, source: String? = nil, spool: String? = nil) {
         self.address = address
         self.source = source
+        self.spool = spool
+        if let spool, let text = try? String(contentsOfFile: spool, encoding: .utf8) {
+            queue = text.split(separator: "\n").compactMap { try? EventSubmission(json: Data($0.utf8)) }.suffix(Self.maximumQueued)
+        }
+        if !queue.isEmpty {
+            sending = true
+            Task.detached { await self.drain() }
+        }
     }
 
     deinit {
         if !lock.withLock({ closed }) { try? client.syncShutdown() }
     }
 
-    /// Queues an event; a sender starts if none is running.
-    public func submit(kind: EventKind, label: String, time: Date, confidence: Double?) {
+    /// Queues an event; a sender starts if none is running. Returns the event's key.
+    @discardableResult
+    public func submit(kind: EventKind, label: String, time: Date, confidence: Double?) -> String {
         let event = EventSubmission(kind: kind, label: label, time: time.timeIntervalSince1970, confidence: confidence,
                                     source: source, key: UUID().uuidString)
         let start = lock.withLock {
             queue.append(event)
+            if queue.count > Self.maximumQueued { queue.removeFirst(queue.count - Self.maximumQueued) }
+            saveSpool()
             defer { sending = true }
             return !sending
         }
         if start { Task.detached { await self.drain() } }
+        return event.key!
+    }
+
+    /// Rewrites the spool from the queue (under the lock). Events are rare: a whole rewrite,
+    /// atomic, is simpler than a journal and never leaves half a line.
+    private func saveSpool() {
+        guard let spool else { return }
+        if queue.isEmpty {
+            unlink(spool)
+        } else {
+            let lines = queue.map { String(decoding: $0.jsonData, as: UTF8.self) + "\n" }.joined()
+            do { try AtomicFile.write(Data(lines.utf8), to: spool) } catch { warn("cannot keep unsent events in \(spool): \(error)") }
+        }
     }
 
     /// Events not yet stored by the hub.
@@ -86,7 +115,10 @@ public final class HubPoster: @unchecked Sendable {
             guard let event = next else { return }
             switch await send(event) {
             case .stored, .refused:
-                lock.withLock { _ = queue.removeFirst() }
+                lock.withLock {
+                    _ = queue.removeFirst()
+                    saveSpool()
+                }
                 delay = 0.25
             case .retry:
                 try? await Task.sleep(for: .seconds(delay))
@@ -102,10 +134,7 @@ public final class HubPoster: @unchecked Sendable {
         request.method = .POST
         request.headers.add(name: "Authorization", value: "Bearer \(address.token)")
         request.headers.add(name: "Content-Type", value: "application/json")
-        var object: [String: Any] = ["kind": event.kind.rawValue, "label": event.label, "time": event.time, "key": event.key!]
-        if let confidence = event.confidence { object["confidence"] = confidence }
-        if let source = event.source { object["source"] = source }
-        request.body = .bytes(ByteBuffer(bytes: try! JSONSerialization.data(withJSONObject: object)))
+        request.body = .bytes(ByteBuffer(bytes: event.jsonData))
         do {
             let response = try await client.execute(request, timeout: .seconds(10))
             let body = try await response.body.collect(upTo: 64 * 1024)
@@ -260,4 +289,39 @@ public struct ServerSentEventParser: Sendable {
         }
         return messages
     }
+}
+
+/// Whether the hub holds sounds quiet right now (snoozed from the dashboard, or in its quiet
+/// hours), asked every `interval` seconds; false until the hub has answered.
+public final class HubQuietFollower: @unchecked Sendable {
+    public let address: HubAddress
+    private let lock = NSLock()
+    private var quiet = false
+    private var task: Task<Void, Never>?
+
+    public init(address: HubAddress, interval: Double = 15) {
+        self.address = address
+        task = Task.detached { [weak self] in
+            let client = HTTPClient.failingFast()
+            defer { _ = client.shutdown() as EventLoopFuture<Void> }
+            while !Task.isCancelled {
+                await self?.ask(client)
+                try? await Task.sleep(for: .seconds(interval))
+            }
+        }
+    }
+
+    public var isQuiet: Bool { lock.withLock { quiet } }
+
+    private func ask(_ client: HTTPClient) async {
+        var request = HTTPClientRequest(url: address.endpoint("/api/settings"))
+        request.headers.add(name: "Authorization", value: "Bearer \(address.token)")
+        guard let response = try? await client.execute(request, timeout: .seconds(10)), response.status == .ok,
+              let body = try? await response.body.collect(upTo: 16 * 1024),
+              let object = (try? JSONSerialization.jsonObject(with: Data(buffer: body))) as? [String: Any],
+              let now = object["quietNow"] as? Bool else { return }
+        lock.withLock { quiet = now }
+    }
+
+    public func close() { task?.cancel() }
 }

@@ -61,6 +61,16 @@ enum HubDatabase {
                 t.column("added", .double).notNull()
             }
         }
+        migrator.registerMigration("heard") { db in
+            // What `watch` heard when it announced a sound, kept a while so the user can say
+            // "not my doorbell" about it: keyed by the event's key.
+            try db.create(table: "heard") { t in
+                t.primaryKey("key", .text)
+                t.column("sound", .text).notNull().indexed().references("sound", onDelete: .cascade)
+                t.column("time", .double).notNull()
+                t.column("samples", .blob).notNull()
+            }
+        }
         return migrator
     }
 }

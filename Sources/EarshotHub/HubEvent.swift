@@ -82,6 +82,15 @@ public struct EventSubmission: Equatable, Sendable {
                   key: try string("key", required: false, maximumLength: 100))
     }
 
+    /// The body a producer posts, which `init(json:)` reads back.
+    public var jsonData: Data {
+        var object: [String: Any] = ["kind": kind.rawValue, "label": label, "time": time]
+        if let key { object["key"] = key }
+        if let confidence { object["confidence"] = confidence }
+        if let source { object["source"] = source }
+        return try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
+    }
+
     static func parseISO8601(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
@@ -119,7 +128,7 @@ public struct StoredEvent: Codable, Equatable, Sendable {
         self.quiet = quiet
     }
 
-    static func iso8601(_ unixSeconds: Double) -> String {
+    public static func iso8601(_ unixSeconds: Double) -> String {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return formatter.string(from: Date(timeIntervalSince1970: unixSeconds))

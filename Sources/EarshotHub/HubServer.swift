@@ -134,6 +134,10 @@ public struct Hub: Sendable {
             encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
             return Self.json(String(decoding: try encoder.encode(try self.sounds.summaries()), as: UTF8.self))
         }
+        router.post("/api/events/:id/reject") { request, context in
+            try self.authorize(request)
+            return try await self.reject(context.parameters.get("id") ?? "")
+        }
         router.get("/api/settings") { request, _ in
             try self.authorize(request)
             return Self.json(try await self.store.settings().json(now: Date()))
@@ -175,6 +179,17 @@ public struct Hub: Sendable {
             Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: Dashboard.html)))
         }
         return router
+    }
+
+    /// Not my doorbell: what was heard with a sound event becomes evidence against that sound.
+    private func reject(_ text: String) async throws -> Response {
+        guard let id = Int64(text), id > 0 else { throw HTTPError(.badRequest, message: "'\(text)' is not an event id") }
+        guard let origin = try await store.origin(of: id) else { throw HTTPError(.notFound, message: "no event \(id)") }
+        guard origin.kind == .sound else { throw HTTPError(.conflict, message: "event \(id) is not one of your sounds") }
+        guard let key = origin.key, let name = try sounds.rejectHeard(key: key) else {
+            throw HTTPError(.conflict, message: "no recording of event \(id) is kept here (only the latest \(SoundStore.heardKept) heard by a watch sharing this data folder)")
+        }
+        return Self.json(#"{"rejected":\#(id),"sound":"\#(name)"}"#)
     }
 
     // MARK: Posting

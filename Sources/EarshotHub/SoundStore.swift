@@ -104,6 +104,41 @@ public final class SoundStore: Sendable {
         }
     }
 
+    /// How many heard recordings are kept: the latest, enough for a day's false alarms.
+    public static let heardKept = 30
+
+    /// Keeps what was heard when `sound` was announced (the event's `key`), for a later "not
+    /// my doorbell"; the oldest beyond `heardKept` go.
+    public func keepHeard(key: String, sound: String, samples: [Float], at time: Date = Date()) throws {
+        let data = samples.withUnsafeBufferPointer { Data(buffer: $0) }
+        try pool.write { db in
+            try db.execute(sql: "INSERT OR REPLACE INTO heard (key, sound, time, samples) VALUES (?, ?, ?, ?)",
+                           arguments: [key, sound, time.timeIntervalSince1970, data])
+            try db.execute(sql: "DELETE FROM heard WHERE key NOT IN (SELECT key FROM heard ORDER BY time DESC LIMIT ?)", arguments: [Self.heardKept])
+        }
+    }
+
+    /// Not my doorbell: the recording heard with the event `key` becomes a rejected clip of
+    /// its sound. Returns the sound's name, or nil when nothing was kept for that key.
+    public func rejectHeard(key: String) throws -> String? {
+        try pool.write { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT sound, samples FROM heard WHERE key = ?", arguments: [key]) else { return nil }
+            let name: String = row["sound"], data: Data = row["samples"]
+            let samples = data.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            try Self.insert(Clip(role: .rejected, source: "heard \(key)", samples: samples), for: name, at: Date().timeIntervalSince1970, db)
+            try db.execute(sql: "DELETE FROM heard WHERE key = ?", arguments: [key])
+            return name
+        }
+    }
+
+    /// Changes whenever a sound or a clip is added or removed: a listener reloads on a change.
+    public func revision() throws -> String {
+        try pool.read { db in
+            let row = try Row.fetchOne(db, sql: "SELECT (SELECT count(*) FROM sound_clip) AS clips, (SELECT max(id) FROM sound_clip) AS latest, (SELECT group_concat(name) FROM sound) AS names")
+            return "\(row?["clips"] as Int? ?? 0)/\(row?["latest"] as Int? ?? 0)/\(row?["names"] as String? ?? "")"
+        }
+    }
+
     private static func insert(_ clip: Clip, for name: String, at time: Double, _ db: Database) throws {
         let data = clip.samples.withUnsafeBufferPointer { Data(buffer: $0) }
         try db.execute(

@@ -36,6 +36,17 @@ public enum AudioDevices {
         try initialization.get()
     }
 
+    /// Looks at the machine again, for a device that was unplugged and came back (PortAudio
+    /// lists devices once, when it starts). Every stream must be closed first.
+    public static func rescan() throws {
+        try ensureInitialized()
+        let status = withStandardErrorMuted {
+            Pa_Terminate()
+            return Pa_Initialize()
+        }
+        guard status == paNoError.rawValue else { throw EarshotError.deviceFailure(String(cString: Pa_GetErrorText(status))) }
+    }
+
     public static func all() throws -> [AudioDeviceInfo] {
         try ensureInitialized()
         let count = Int(Pa_GetDeviceCount())
@@ -180,6 +191,9 @@ final class DeviceStream {
         }
     }
 
+    /// False once the host has stopped the stream (the device went away, the server died).
+    var isActive: Bool { stream.map { Pa_IsStreamActive($0) == 1 } ?? false }
+
     func close() {
         guard let stream else { return }
         Pa_StopStream(stream)
@@ -198,11 +212,15 @@ public final class DeviceCapture: AudioSource {
     private let stream: DeviceStream
     private var interleaved: [Float] = []
     private let stopRequested: ManagedAtomic<Bool>
+    private let stallSeconds: Double
 
-    public init(device: AudioDeviceInfo, sampleRate: Double, channelCount: Int, stop: ManagedAtomic<Bool>) throws {
+    /// `stallSeconds`: `read` throws when the device has delivered nothing for this long (it
+    /// was unplugged, or its sound server died) instead of waiting for ever.
+    public init(device: AudioDeviceInfo, sampleRate: Double, channelCount: Int, stop: ManagedAtomic<Bool>, stallSeconds: Double = .infinity) throws {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
         stopRequested = stop
+        self.stallSeconds = stallSeconds
         stream = try DeviceStream(device: device, direction: .input, sampleRate: sampleRate, channelCount: channelCount, bufferSeconds: 2)
         try stream.start()
     }
@@ -213,9 +231,17 @@ public final class DeviceCapture: AudioSource {
     public func read(into block: AudioBlock) throws -> Int {
         let needed = block.frameCount * channelCount
         if interleaved.count < needed { interleaved = [Float](repeating: 0, count: needed) }
-        while stream.context.ring.availableToRead < needed {
+        var available = stream.context.ring.availableToRead, lastProgress = Date()
+        while available < needed {
             if stopRequested.load(ordering: .relaxed) { return 0 }
             usleep(1000)
+            let now = stream.context.ring.availableToRead
+            if now > available {
+                available = now
+                lastProgress = Date()
+            } else if !stream.isActive || Date().timeIntervalSince(lastProgress) > stallSeconds {
+                throw EarshotError.deviceFailure("'\(stream.device.name)' stopped delivering audio")
+            }
         }
         interleaved.withUnsafeMutableBufferPointer { _ = stream.context.ring.read(into: UnsafeMutableBufferPointer(rebasing: $0[..<needed])) }
         for frame in 0..<block.frameCount {

@@ -52,13 +52,17 @@ public final class SoundDetector {
     private var frameCount = 0
     private let longest: Int
 
+    public let sounds: [Sound]
+
     public init(sounds: [Sound]) {
+        self.sounds = sounds
         tracking = sounds.map { Tracking(sound: $0, scorers: $0.templates.map(LandmarkScorer.init), active: nil) }
         longest = sounds.flatMap(\.templates).map(\.frames.count).max() ?? 1
     }
 
-    /// Feeds 16 kHz samples; returns the detections that ended in them.
-    public func push(_ samples: ArraySlice<Float>) -> [SoundDetection] {
+    /// Feeds 16 kHz samples; returns the detections that ended in them. `began` hears each
+    /// one as it is announced (its end and score so far), for whoever cannot wait for the end.
+    public func push(_ samples: ArraySlice<Float>, began: (SoundDetection) -> Void = { _ in }) -> [SoundDetection] {
         var ended: [SoundDetection] = []
         for marks in analyzer.push(samples) {
             frames.append(marks)
@@ -79,6 +83,7 @@ public final class SoundDetector {
                     }
                 } else if score >= threshold {
                     tracking[index].active = (now, score, now)
+                    began(SoundDetection(sound: tracking[index].sound.name, start: now, end: now, score: score))
                 }
             }
         }

@@ -153,11 +153,12 @@ struct MQTTOptions: ParsableArguments {
         if mqtt == nil, node != nil { throw ValidationError("--node is for --mqtt") }
     }
 
-    /// A connected bridge announcing the alert classes, or nil without --mqtt.
-    func bridge() throws -> HomeAssistantBridge? {
+    /// A connected bridge announcing the alert classes (and `extraLabels`: enrolled sounds), or
+    /// nil without --mqtt.
+    func bridge(extraLabels: [String] = []) throws -> HomeAssistantBridge? {
         guard let mqtt else { return nil }
         return try HomeAssistantBridge(url: mqtt, node: node ?? ProcessInfo.processInfo.hostName,
-                                       eventLabels: AlertClass.allCases.map(\.rawValue), version: Earshot.version)
+                                       eventLabels: AlertClass.allCases.map(\.rawValue) + extraLabels, version: Earshot.version)
     }
 }
 
