@@ -45,6 +45,18 @@ class SoundServer:
                 time.sleep(0.1)
         sys.exit("live test: PulseAudio did not start:\n" + open(f"{self.dir}/pulse.log").read()[-2000:])
 
+    def crash(self):
+        """Kills the server outright, as a crash would; `start` brings it back on the same paths."""
+        if self.pid:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                for _ in range(50):
+                    os.kill(self.pid, 0)
+                    time.sleep(0.1)
+            except ProcessLookupError:
+                pass
+            self.pid = None
+
     def stop(self):
         if self.pid:
             try:
