@@ -35,6 +35,8 @@ enum Dashboard {
   #idle { position: absolute; inset: 0; display: flex; align-items: center; justify-content: center; background: #000a; color: #fff; border-radius: .4rem; }
   #readout { font-variant-numeric: tabular-nums; font-size: .9rem; }
   #quietState { font-size: .9rem; }
+  button.reject { font-size: .8rem; margin-left: .5rem; }
+  .note { font-size: .8rem; margin-left: .5rem; opacity: .8; }
 </style>
 </head>
 <body>
@@ -114,11 +116,28 @@ function add(event) {
                  event.confidence == null ? "" : event.confidence.toFixed(2), event.source || "", String(event.id)];
   for (const text of cells) { const cell = document.createElement("td"); cell.textContent = text; row.appendChild(cell); }
   if (event.quiet) { const badge = document.createElement("span"); badge.className = "badge"; badge.textContent = "quiet"; row.firstChild.appendChild(badge); }
+  if (event.kind === "sound") row.firstChild.appendChild(rejectButton(event));
   row.classList.toggle("hidden", !visible(row));
   rows.prepend(row);
   if (!event.quiet && window.Notification && Notification.permission === "granted" && document.hidden) {
     new Notification("Earshot: " + event.label.replace(/_/g, " "), { body: event.source || event.kind, requireInteraction: event.kind === "alert" });
   }
+}
+// Not my doorbell: what was heard becomes evidence against the sound, which is then announced
+// only above it.
+function rejectButton(event) {
+  const button = document.createElement("button");
+  button.type = "button"; button.className = "reject";
+  button.textContent = "Not my " + event.label.replace(/_/g, " ");
+  button.addEventListener("click", async () => {
+    button.disabled = true;
+    const reply = await api("/api/events/" + event.id + "/reject", { method: "POST" }).catch(() => null);
+    const note = document.createElement("span"); note.className = "note";
+    note.textContent = !reply ? "the hub cannot be reached" : reply.ok ? "noted: it will not be announced for this again" : await reply.text();
+    button.replaceWith(note);
+    if (reply && reply.ok) loadSounds();
+  });
+  return button;
 }
 function refilter() { for (const row of rows.children) row.classList.toggle("hidden", !visible(row)); }
 

@@ -9,6 +9,8 @@ A private PulseAudio carries the live path's sinks (`room`, whose monitor is the
   20 frames a second, a level, and a spectrum whose strongest band is at 2 kHz;
 - lists an enrolled sound, posts events and checks the timeline, its filters, snooze and quiet
   hours;
+- has `earshot watch` announce the enrolled chime from a recording, and says "not my front door"
+  about it on the page: the hub keeps it as a rejected recording of that sound;
 - takes the hearing test on the page as a simulated listener with known thresholds (20 dB HL
   left, 45 dB HL right at 1 kHz) who "hears" by recording `ears.monitor`: each tone's ear and
   level are measured from what the hub actually played, turned into dB HL with the calibration,
@@ -129,6 +131,40 @@ def events_and_quiet(page, url, token, screenshots):
     page.wait_for_function("document.getElementById('quietState').textContent.includes('Quiet hours 22:30–06:45')", timeout=5000)
     check(True, "snooze ends and quiet hours are saved from the page")
     page.screenshot(path=f"{screenshots}/dashboard-events.png", full_page=True)
+
+
+def not_my_doorbell(page, earshot, work, url, token, screenshots):
+    print("not my doorbell")
+    # `earshot watch` hears the chime in a recording and keeps what it heard with the event.
+    rate = 16_000
+    rng = np.random.default_rng(7)
+    scene = 0.01 * rng.standard_normal(6 * rate)
+    t = np.arange(int(0.4 * rate)) / rate
+    ring = np.concatenate([0.1 * np.exp(-5 * t) * np.sin(2 * np.pi * f * t) for f in (660, 550)])
+    scene[2 * rate:2 * rate + len(ring)] += ring
+    import wave
+    with wave.open(f"{work}/heard.wav", "wb") as out:
+        out.setnchannels(1); out.setsampwidth(2); out.setframerate(rate)
+        out.writeframes((scene * 32767).astype("<i2").tobytes())
+    watched = subprocess.run([earshot, "watch", f"{work}/heard.wav", "--no-alerts", "--store", f"{work}/hub", "--hub", url, "--token", token],
+                             capture_output=True, text=True)
+    check(watched.returncode == 0 and '"label":"front_door"' in watched.stdout, f"watch announced the chime ({watched.stdout.strip()})")
+    button = page.wait_for_selector("tr.sound:has-text('front door') button.reject", timeout=5000)
+    check("Not my front door" in button.inner_text(), "a sound event offers 'Not my front door'")
+    button.click()
+    page.wait_for_selector("tr.sound:has-text('front door') .note", timeout=5000)
+    check("will not be announced" in page.inner_text("tr.sound:has-text('front door') .note"), "the hub took it as a false alarm")
+    try:
+        page.wait_for_function("document.querySelector('[data-sound=front_door]').children[3].textContent === '1'", timeout=10000)
+        check(True, "the sound's list shows one rejected recording")
+    except Exception:
+        check(False, "the sound's list shows one rejected recording (it shows: " + page.inner_text("[data-sound=front_door]") + ")")
+    # An event nobody kept a recording of says why it cannot be rejected.
+    other = post(url, token, {"kind": "sound", "label": "front_door", "time": time.time()})
+    page.click(f"#event-{other} button.reject")
+    page.wait_for_selector(f"#event-{other} .note", timeout=5000)
+    check("no recording" in page.inner_text(f"#event-{other} .note"), "an event without a recording says so")
+    page.screenshot(path=f"{screenshots}/dashboard-not-my-doorbell.png", full_page=True)
 
 
 class Ears:
@@ -258,6 +294,7 @@ def main():
                                        "--channels=1", f"{work}/tone.f32"], env=server.env))
         live_view(page, a.screenshots)
         events_and_quiet(page, url, token, a.screenshots)
+        not_my_doorbell(page, earshot, work, url, token, a.screenshots)
         test_id = hearing_test(page, url, server, a.screenshots)
         browser.close()
         playwright.stop()
