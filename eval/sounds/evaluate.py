@@ -71,7 +71,7 @@ def main():
     p.add_argument("--data", default="../shared/data")
     p.add_argument("--out", default="eval/data/sounds")
     p.add_argument("--scenes-per-snr", type=int, default=3)
-    p.add_argument("--quiet-minutes", type=float, default=30)
+    p.add_argument("--quiet-minutes", type=float, default=60)
     p.add_argument("--seed", type=int, default=7)
     a = p.parse_args()
     rng = np.random.default_rng(a.seed)
