@@ -108,11 +108,10 @@ struct Watch: ParsableCommand {
         let buffer = AudioBuffer(channelCount: 1, capacityFrames: Listening.blockFrames)
         var everOpened = false, saidWaiting = false
         while !interruptRequested.load(ordering: .relaxed) {
-            let capture: DeviceCapture
+            let capture: DeviceCapture, source: AudioSource
             do {
                 if everOpened { try AudioDevices.rescan() }
-                capture = try DeviceCapture(device: try inputDevice.find(), sampleRate: Listening.sampleRate, channelCount: 1,
-                                            stop: interruptRequested, stallSeconds: 3)
+                (capture, source) = try openMicrophone()
             } catch let error as EarshotError {
                 guard everOpened else { throw error }  // at start, a wrong device is the user's to fix
                 if !saidWaiting { Terminal.note("waiting for the microphone (\(error))") }
@@ -128,7 +127,7 @@ struct Watch: ParsableCommand {
             do {
                 while !interruptRequested.load(ordering: .relaxed) {
                     var block = buffer.block(frameCount: Listening.blockFrames)
-                    guard try capture.read(into: block) == block.frameCount else { break }
+                    guard try source.read(into: block) == block.frameCount else { break }
                     feed?.tap.process(&block)
                     listening.hear(ArraySlice(block.channel(0)), sessionStart: started)
                     feed?.pump(alerting: listening.isAlerting)
@@ -139,6 +138,20 @@ struct Watch: ParsableCommand {
             }
             capture.close()
             listening.finish()
+        }
+    }
+}
+
+extension Watch {
+    /// The microphone at 16 kHz, or at its own rate resampled when it cannot give 16 kHz itself.
+    func openMicrophone() throws -> (DeviceCapture, AudioSource) {
+        let device = try inputDevice.find(), rate = Listening.sampleRate
+        do {
+            let capture = try DeviceCapture(device: device, sampleRate: rate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
+            return (capture, capture)
+        } catch EarshotError.deviceFailure {
+            let capture = try DeviceCapture(device: device, sampleRate: device.defaultSampleRate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
+            return (capture, try ResampledSource(capture, sampleRate: rate, inputBlockFrames: Int(device.defaultSampleRate / 10)))
         }
     }
 }

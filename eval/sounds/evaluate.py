@@ -3,7 +3,8 @@
 in scenes built (seeded) from ../shared/data.
 
 Targets: the five ProtoSound doorbells and five synthesised ones (`earshot synth alert --class
-doorbell`). Each scene is 20 s of a real background (LibriSpeech speech from several speakers,
+doorbell`), and one sound recorded five times: ProtoSound's user recordings of their bedroom
+smoke alarm, enrolled from the first and looked for as the other four. Each scene is 20 s of a real background (LibriSpeech speech from several speakers,
 or a real household noise recording), one rendering of the target (through a measured IoSR room
 response, a random microphone tilt and level, at 0, 5, 10, 15 or 20 dB against the background)
 and one distractor (another target, a fire alarm, a car horn, a knock, a baby cry or an
@@ -14,8 +15,8 @@ Reported per method: recall per SNR (the target announced between its onset and 
 distractor false matches (scenes where the enrolled sound was announced outside its own
 window), false alarms per hour on target-free audio (any enrolled sound), median delay.
 
-The renderings are the enrollment clip itself through rooms, microphones and levels, not new
-recordings of the same doorbell: the recall here is an upper bound on a real second recording.
+For the doorbells the renderings are the enrollment clip itself through rooms, microphones and
+levels, an upper bound on a real second recording; the smoke alarm's row is the honest case.
 """
 import argparse, glob, json, os, random, shutil, subprocess, tempfile, wave
 import numpy as np
@@ -70,7 +71,7 @@ def main():
     p.add_argument("--earshot", default=".build/release/earshot")
     p.add_argument("--data", default="../shared/data")
     p.add_argument("--out", default="eval/data/sounds")
-    p.add_argument("--scenes-per-snr", type=int, default=3)
+    p.add_argument("--scenes-per-snr", type=int, default=6)
     p.add_argument("--quiet-minutes", type=float, default=60)
     p.add_argument("--seed", type=int, default=7)
     a = p.parse_args()
@@ -94,8 +95,15 @@ def evaluate(a, rng, work):
         subprocess.run([a.earshot, "synth", "alert", "--class", "doorbell", "--seed", str(100 + seed), "--rate", str(RATE), "-o", path],
                        check=True, capture_output=True)
         targets[f"synth_doorbell_{seed}"] = load(path)
+    # What each target is heard as: its enrollment clip, except the alarm recorded five times.
+    renderings = {name: [clip] for name, clip in targets.items()}
+    recorded = sorted(glob.glob(f"{a.data}/sounds/protosound/fire_alarm/bedroom_fire_alarn_user_*.wav"))
+    second_recordings = "bedroom_smoke_alarm"
+    if len(recorded) >= 2:
+        targets[second_recordings] = load(recorded[0])
+        renderings[second_recordings] = [load(p) for p in recorded[1:]]
     others = [load(p) for kind in ("fire_alarm", "car_horn", "knock", "baby_cry", "appliances")
-              for p in sorted(glob.glob(f"{a.data}/sounds/protosound/{kind}/*.wav"))]
+              for p in sorted(glob.glob(f"{a.data}/sounds/protosound/{kind}/*.wav")) if p not in recorded]
     rirs = [load(p) for p in sorted(glob.glob(f"{a.data}/rir/iosr_room_a/*.wav"))[::3]]
     speech = [load(p) for p in sorted(glob.glob(f"{a.data}/speech/librispeech/*.flac"))[:120]]
     noises = [load(p) for p in sorted(glob.glob(f"{a.data}/noise/*.wav")) if "white" not in p and "pink" not in p]
@@ -130,13 +138,15 @@ def evaluate(a, rng, work):
 
     methods = ("landmarks", "peaks")
     results = {m: {"hits": {}, "delays": [], "distractor_matches": 0, "scenes": 0} for m in methods}
+    second = {m: {} for m in methods}  # hits per SNR for the sound recorded again
     names = list(stores)
     for name in names:
         for snr in (0, 5, 10, 15, 20):
             for k in range(a.scenes_per_snr):
                 bed = background(20)
                 onset = rng.uniform(3, 8)
-                target = render(targets[name], rirs, rng) * active_rms(bed) * 10 ** (snr / 20)
+                heard_as = renderings[name][rng.integers(len(renderings[name]))]
+                target = render(heard_as, rirs, rng) * active_rms(bed) * 10 ** (snr / 20)
                 scene = bed.copy()
                 start = int(onset * RATE)
                 scene[start:start + len(target)] += target[: len(scene) - start]
@@ -152,6 +162,8 @@ def evaluate(a, rng, work):
                     hit = [d for d in found if onset <= d["start"] <= onset + 3]
                     r = results[method]
                     r["hits"].setdefault(snr, []).append(bool(hit))
+                    if name == second_recordings:
+                        second[method].setdefault(snr, []).append(bool(hit))
                     if hit:
                         r["delays"].append(hit[0]["start"] - onset)
                     r["distractor_matches"] += int(any(not (onset <= d["start"] <= onset + 3) for d in found))
@@ -183,6 +195,11 @@ def evaluate(a, rng, work):
         delay = f"{np.median(r['delays']):.2f} s" if r["delays"] else "–"
         print(f"| {method} | " + " | ".join(f"{v:.2f}" for v in per) + f" | {overall:.2f} | "
               f"{r['distractor_matches'] / max(1, r['scenes']):.1%} | {false_alarms[method] / minutes * 60:.1f} | {delay} |")
+    for method in methods:
+        if second[method]:
+            per = [np.mean(second[method].get(snr, [np.nan])) for snr in (0, 5, 10, 15, 20)]
+            overall = np.mean([h for snr in second[method] for h in second[method][snr]])
+            print(f"| {method}, the smoke alarm found in its other 4 recordings | " + " | ".join(f"{v:.2f}" for v in per) + f" | {overall:.2f} | | | |")
 
 
 if __name__ == "__main__":
