@@ -26,17 +26,24 @@ public final class SoundDetector {
 
         /// The least score announced, whatever the evidence.
         public static let baseThreshold = 0.58
-        public static let highestThreshold = 0.9
+        public static let highestThreshold = 0.95
 
-        /// A sound from its enrollment recordings, with its threshold set above everything the
-        /// user said it is not: room tone and rejected false alarms.
+        /// A sound from its enrollment recordings, with its threshold set above what it is not:
+        /// the generic tonal material of `ImpostorBank` (music, beeps), then everything the
+        /// user said it is not (room tone, rejected false alarms).
         public init(name: String, enrollments: [[Float]], negatives: [[Float]]) throws {
             let templates = try enrollments.map { try SoundTemplate(name: name, clip: $0) }
-            var threshold = Self.baseThreshold
+            var threshold = max(Self.baseThreshold, Self.impostorThreshold(templates))
             for negative in negatives {
                 threshold = max(threshold, (SoundDetector.scores(of: negative, templates: templates).max() ?? 0) + 0.05)
             }
             self.init(name: name, templates: templates, threshold: min(threshold, Self.highestThreshold))
+        }
+
+        /// Just above the best score the templates reach on the impostor bank: a sound that
+        /// music finds by chance is announced only when it matches better than music ever did.
+        public static func impostorThreshold(_ templates: [SoundTemplate]) -> Double {
+            (SoundDetector.scores(frames: ImpostorBank.frames, templates: templates).max() ?? 0) + 0.02
         }
     }
 
@@ -98,7 +105,10 @@ public final class SoundDetector {
 
     /// The best score of each sound over a whole recording, frame by frame (for calibration).
     public static func scores(of samples: [Float], templates: [SoundTemplate]) -> [Double] {
-        let frames = LandmarkAnalyzer.landmarks(of: samples)
+        scores(frames: LandmarkAnalyzer.landmarks(of: samples), templates: templates)
+    }
+
+    public static func scores(frames: [UInt64], templates: [SoundTemplate]) -> [Double] {
         let scorers = templates.map(LandmarkScorer.init)
         return frames.indices.map { end in scorers.map { $0.score(frames[...end]) }.max() ?? 0 }
     }

@@ -148,6 +148,7 @@ struct SoundsCommand: ParsableCommand {
                 let marks = LandmarkAnalyzer.landmarks(of: mono)
                 Terminal.note(String(format: "recording: %.2f landmarks per frame", Double(marks.reduce(0) { $0 + $1.nonzeroBitCount }) / Double(max(1, marks.count))))
                 for sound in sounds {
+                    Terminal.note(String(format: "%@: threshold %.3f", sound.name, sound.threshold))
                     for template in sound.templates {
                         Terminal.note(String(format: "%@: %d frames, %.2f landmarks per frame", sound.name, template.frames.count, Double(template.landmarkCount) / Double(template.frames.count)))
                     }

@@ -77,7 +77,7 @@ struct Watch: ParsableCommand {
             throw EarshotError.invalidArgument("no sounds are enrolled (earshot sounds enroll NAME FILE) and --no-alerts leaves nothing to listen for")
         }
         let announcer = try Announcer(
-            format: format, cooldown: cooldown, quietHours: try quietHours.map(Self.parse), store: soundStore, hub: hub,
+            format: format, cooldown: cooldown, quietHours: try quietHours.map(Self.parse), hub: hub,
             spool: (folder as NSString).appendingPathComponent("watch-spool.jsonl"), mqtt: mqtt, soundLabels: listening.soundNames)
         defer { announcer.close() }
         listening.announcer = announcer
@@ -92,7 +92,7 @@ struct Watch: ParsableCommand {
             }
             listening.finish()
         } else {
-            try watchMicrophone(listening, announcer: announcer)
+            try watchMicrophone(listening)
         }
     }
 
@@ -102,7 +102,7 @@ struct Watch: ParsableCommand {
     }
 
     /// Capture until stopped; when the device goes, wait for it and carry on.
-    private func watchMicrophone(_ listening: Listening, announcer: Announcer) throws {
+    private func watchMicrophone(_ listening: Listening) throws {
         let feed = try hub.address().map { LiveFeed(address: $0, sampleRate: Listening.sampleRate) }
         defer { feed?.close() }
         let buffer = AudioBuffer(channelCount: 1, capacityFrames: Listening.blockFrames)
@@ -272,7 +272,7 @@ final class Announcer {
     private let bridge: HomeAssistantBridge?
     private var lastAnnounced: [String: Date] = [:]
 
-    init(format: EventFormat, cooldown: Double, quietHours: QuietHours?, store: SoundStore, hub: HubOptions, spool: String,
+    init(format: EventFormat, cooldown: Double, quietHours: QuietHours?, hub: HubOptions, spool: String,
          mqtt: MQTTOptions, soundLabels: [String]) throws {
         self.format = format
         self.cooldown = cooldown

@@ -4,8 +4,8 @@ in scenes built (seeded) from ../shared/data.
 
 Targets: the five ProtoSound doorbells and five synthesised ones (`earshot synth alert --class
 doorbell`), and one sound recorded five times: ProtoSound's user recordings of their bedroom
-smoke alarm, enrolled from the first and looked for as the other four. Each scene is 20 s of a real background (LibriSpeech speech from several speakers,
-or a real household noise recording), one rendering of the target (through a measured IoSR room
+smoke alarm, enrolled from the first and looked for as the other four. Each scene is 20 s of a background (real LibriSpeech speech from several speakers, a
+real household noise recording, or seeded synthetic music of plucked and bell-like notes), one rendering of the target (through a measured IoSR room
 response, a random microphone tilt and level, at 0, 5, 10, 15 or 20 dB against the background)
 and one distractor (another target, a fire alarm, a car horn, a knock, a baby cry or an
 appliance). Target-free audio: the same backgrounds and distractors without any target, with
@@ -60,6 +60,30 @@ def render(clip, rirs, rng):
     return tilted / (active_rms(tilted) + 1e-12)
 
 
+def music(n, rng):
+    """A seeded stand-in for music on a radio or TV: two to four voices of plucked, piano- and
+    bell-like notes (harmonic partials, exponential decay) from a random key and tempo, over a
+    soft bass; the hardest bed for a matcher of tonal landmarks."""
+    out = np.zeros(n)
+    key = rng.uniform(196, 392)
+    scale = np.array([0, 2, 4, 5, 7, 9, 11, 12])
+    beat = rng.uniform(0.25, 0.6)
+    for voice in range(rng.integers(2, 5)):
+        octave = 2.0 ** rng.integers(-1, 2)
+        t0 = rng.uniform(0, beat)
+        while t0 < n / RATE:
+            length = beat * rng.choice([1, 1, 2, 0.5])
+            f0 = key * octave * 2 ** (scale[rng.integers(len(scale))] / 12)
+            m = min(int(length * 1.5 * RATE), n - int(t0 * RATE))
+            t = np.arange(m) / RATE
+            decay = rng.uniform(2, 8)
+            note = sum(rng.uniform(0.2, 1) / k * np.sin(2 * np.pi * f0 * k * t * (1 + 0.0005 * k * k)) for k in range(1, 6))
+            start = int(t0 * RATE)
+            out[start:start + m] += note * np.exp(-decay * t) * rng.uniform(0.3, 1)
+            t0 += length
+    return out
+
+
 def detect(earshot, store, path, method):
     out = subprocess.run([earshot, "sounds", "detect", path, "--store", store, "--format", "jsonl", "--method", method],
                          check=True, capture_output=True, text=True).stdout
@@ -110,7 +134,10 @@ def evaluate(a, rng, work):
 
     def background(seconds):
         n = int(seconds * RATE)
-        if rng.random() < 0.5:
+        kind = rng.random()
+        if kind < 1 / 3:
+            bed = music(n, rng)
+        elif kind < 2 / 3:
             parts, total = [], 0
             while total < n:
                 s = speech[rng.integers(len(speech))]
