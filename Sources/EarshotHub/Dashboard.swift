@@ -123,6 +123,11 @@ function add(event) {
     new Notification("Earshot: " + event.label.replace(/_/g, " "), { body: event.source || event.kind, requireInteraction: event.kind === "alert" });
   }
 }
+// The sentence in an error reply ({"error":{"message":…}}), or its text.
+async function reason(reply) {
+  const text = await reply.text();
+  try { return JSON.parse(text).error.message; } catch { return text; }
+}
 // Not my doorbell: what was heard becomes evidence against the sound, which is then announced
 // only above it.
 function rejectButton(event) {
@@ -133,7 +138,7 @@ function rejectButton(event) {
     button.disabled = true;
     const reply = await api("/api/events/" + event.id + "/reject", { method: "POST" }).catch(() => null);
     const note = document.createElement("span"); note.className = "note";
-    note.textContent = !reply ? "the hub cannot be reached" : reply.ok ? "noted: it will not be announced for this again" : await reply.text();
+    note.textContent = !reply ? "the hub cannot be reached" : reply.ok ? "noted: it will not be announced for this again" : await reason(reply);
     button.replaceWith(note);
     if (reply && reply.ok) loadSounds();
   });

@@ -9,6 +9,8 @@ import GRDB
 enum HubDatabase {
     static func open(path: String) throws -> DatabasePool {
         var configuration = Configuration()
+        // The hub, `watch` and `sounds` commands share the file: a writer waits its turn.
+        configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = FULL")
         }

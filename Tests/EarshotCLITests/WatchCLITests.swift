@@ -69,7 +69,7 @@ import Testing
             let event = try #require(stored.first { $0.kind == .sound && $0.label == "front_door" })
 
             let rejected = try await hub.request(.POST, "/api/events/\(event.id)/reject", token: hub.token)
-            #expect(rejected.status == 200 && rejected.body.contains(#""sound":"front_door""#), "\(rejected.body)")
+            #expect(rejected.status == 200 && rejected.body.contains(#""sound":"front_door""#), "\(rejected.status) \(rejected.body); watch said \(watched.stderr)")
             let again = try await hub.request(.POST, "/api/events/\(event.id)/reject", token: hub.token)
             #expect(again.status == 409 && again.body.contains("no recording"), "\(again.body)")
             #expect(try await hub.request(.POST, "/api/events/99999/reject", token: hub.token).status == 404)
