@@ -173,6 +173,11 @@ final class Listening {
     private var heardSamples = 0
     /// Sounds announced and still sounding: their event keys, to keep what was heard at the end.
     private var sounding: [String: String] = [:]
+    /// The alert detector's generic doorbell, held a moment while sounds are enrolled: when the
+    /// user's own doorbell is recognised too, its name is announced and the generic one is not.
+    private var heldDoorbell: (event: AlertEvent, sessionStart: Date, heldAt: Double)?
+    private var lastEnrolledSound = -Double.infinity
+    static let doorbellHoldSeconds = 1.0
     var announcer: Announcer?
 
     init(network: AlertNetwork?, alertSettings: AlertEventTracker.Settings?, store: SoundStore?) throws {
@@ -192,7 +197,11 @@ final class Listening {
         history.removeAll(keepingCapacity: true)
         heardSamples = 0
         sounding = [:]
+        heldDoorbell = nil
+        lastEnrolledSound = -.infinity
     }
+
+    private var now: Double { Double(heardSamples) / Self.sampleRate }
 
     func hear(_ samples: ArraySlice<Float>, sessionStart: Date) {
         history.append(contentsOf: samples)
@@ -209,12 +218,15 @@ final class Listening {
         }
         if let soundDetector {
             let ended = soundDetector.push(samples) { began in
+                lastEnrolledSound = now
+                heldDoorbell = nil
                 if let key = announcer?.announce(kind: .sound, label: began.sound, time: sessionStart.addingTimeInterval(began.start), confidence: began.score) {
                     sounding[began.sound] = key
                 }
             }
             for detection in ended { keepHeard(detection) }
         }
+        if let held = heldDoorbell, now - held.heldAt >= Self.doorbellHoldSeconds { releaseDoorbell() }
         if Date().timeIntervalSince(lastCheck) >= 5 {
             lastCheck = Date()
             do { try reloadSounds() } catch { Terminal.note("warning: cannot reload the enrolled sounds: \(error)") }
@@ -223,18 +235,30 @@ final class Listening {
 
     /// The end of a stream: what is still sounding ends.
     func finish() {
+        releaseDoorbell()
         alertDetector?.finish { alertChanged($0, sessionStart: Date()) }
         for detection in soundDetector?.finish() ?? [] { keepHeard(detection) }
     }
 
     private func alertChanged(_ change: AlertEventTracker.Change, sessionStart: Date) {
         switch change {
+        case .began(let event) where event.alertClass == .doorbell && soundDetector != nil:
+            // Recognised as an enrolled sound a moment ago: already announced by its name.
+            if now - lastEnrolledSound > Self.doorbellHoldSeconds { heldDoorbell = (event, sessionStart, now) }
+            announcer?.alertSounding(true)
         case .began(let event):
             announcer?.announce(kind: .alert, label: event.alertClass.rawValue, time: sessionStart.addingTimeInterval(event.start), confidence: event.confidence)
             announcer?.alertSounding(true)
         case .ended:
             announcer?.alertSounding(false)
         }
+    }
+
+    /// A held doorbell no enrolled sound claimed: announced, with the time it began.
+    private func releaseDoorbell() {
+        guard let (event, sessionStart, _) = heldDoorbell else { return }
+        heldDoorbell = nil
+        announcer?.announce(kind: .alert, label: event.alertClass.rawValue, time: sessionStart.addingTimeInterval(event.start), confidence: event.confidence)
     }
 
     /// From a second and a half before the announcement to the end of the sound.

@@ -54,6 +54,19 @@ import Testing
         }
     }
 
+    /// The alert detector's generic doorbell is not announced beside the user's own, by name.
+    @Test func anEnrolledDoorbellIsAnnouncedByItsNameOnly() throws {
+        try withTemporaryDirectory { dir in
+            try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
+            try writeWAV([Self.fourRings()], rate: 16_000, to: dir.appendingPathComponent("rings.wav"))
+            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--store", "s", in: dir).status == 0)
+            let generic = Self.lines(try earshot("watch", "rings.wav", "--store", "s", "--no-sounds", "--cooldown", "0", in: dir).stdout)
+            #expect(generic.filter { $0["label"] as? String == "doorbell" }.count >= 2, "the alert detector hears the chime as a doorbell: \(generic)")
+            let both = Self.lines(try earshot("watch", "rings.wav", "--store", "s", "--cooldown", "0", in: dir).stdout)
+            #expect(both.filter { $0["label"] as? String == "front_door" }.count == 4 && !both.contains { $0["label"] as? String == "doorbell" }, "\(both)")
+        }
+    }
+
     /// Events reach the hub; what was heard with a sound is kept, and the dashboard's "not my
     /// doorbell" turns it into a rejected clip that raises the sound's threshold.
     @Test func eventsReachTheHubAndNotMyDoorbellLearns() async throws {
