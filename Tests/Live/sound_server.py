@@ -45,26 +45,23 @@ class SoundServer:
                 time.sleep(0.1)
         sys.exit("live test: PulseAudio did not start:\n" + open(f"{self.dir}/pulse.log").read()[-2000:])
 
-    def crash(self):
-        """Kills the server outright, as a crash would; `start` brings it back on the same paths."""
+    def _end(self, sig):
+        """Sends `sig`, waits up to 5 s for the server to go, then kills it."""
         if self.pid:
             try:
-                os.kill(self.pid, signal.SIGKILL)
+                os.kill(self.pid, sig)
                 for _ in range(50):
                     os.kill(self.pid, 0)
                     time.sleep(0.1)
+                os.kill(self.pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
             self.pid = None
 
+    def crash(self):
+        """Kills the server outright, as a crash would; `start` brings it back on the same paths."""
+        self._end(signal.SIGKILL)
+
     def stop(self):
-        if self.pid:
-            try:
-                os.kill(self.pid, signal.SIGTERM)
-                for _ in range(50):
-                    os.kill(self.pid, 0)
-                    time.sleep(0.1)
-                os.kill(self.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        self._end(signal.SIGTERM)
         shutil.rmtree(self.dir, ignore_errors=True)
