@@ -8,8 +8,9 @@ Per frame and per mel band (64 Slaney bands, 50 Hz - 8 kHz, as librosa builds th
   * tonality:  log10((peak bin power + 1e-10) / (weighted mean bin power + 1e-10)) over the
                bins the band covers: a whistle, a siren or a piezo tone stands far above the
                band's mean; noise and speech do not.
-A network input is the last WINDOW frames: log-mel minus its mean over the window (so the
-level of the input does not matter), and tonality as is.
+A network input is the last WINDOW frames: log-mel, each band less its mean over the window
+(so neither the level nor the colour of the input matters; train.py's `inputs` does the same
+for a batch), and tonality as is.
 """
 import numpy as np
 import librosa
@@ -62,5 +63,5 @@ def padded(x):
 def window_input(frames, end):
     """The network input for the window ending at frame `end` (inclusive): (2, WINDOW, MELS)."""
     w = frames[end - WINDOW + 1:end + 1]
-    logmel = w[:, 0] - w[:, 0].mean()
+    logmel = w[:, 0] - w[:, 0].mean(axis=0, keepdims=True)  # each band less its mean over the window
     return np.stack([logmel, w[:, 1]]).astype(np.float32)

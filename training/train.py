@@ -278,7 +278,12 @@ def main():
     parser.add_argument("--weights", default="Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
     parser.add_argument("--parity", default="Tests/EarshotAlertsTests/Fixtures/detector_parity.json")
     parser.add_argument("--report", default="training/REPORT.json")
+    parser.add_argument("--parity-only", action="store_true",
+                        help="only write the parity fixture of the exported weights (after a change to the features)")
     args = parser.parse_args()
+    if args.parity_only:
+        from safetensors.torch import load_file
+        return write_parity(load_file(args.weights), args.parity)
     torch.manual_seed(args.seed)
     torch.set_num_threads(os.cpu_count() or 2)
     rng = np.random.default_rng(args.seed)
@@ -382,23 +387,32 @@ def main():
                "reliability (bin, mean confidence, accuracy, windows)": reliability,
                "operating point": operating}, open(args.report, "w"), indent=1)
 
-    # Parity: features of an exactly computable signal, and the exported network's outputs.
+    x = torch.stack([torch.from_numpy(feat.window_input(feat.frame_features(parity_signal(40_000)), e)) for e in (49, 64, 79)])
+    with torch.no_grad():
+        folded = F.softmax(Folded(tensors)(x), dim=1)
+        trained = F.softmax(model(x) / temperature, dim=1)
+    assert torch.max(torch.abs(folded - trained)) < 1e-5, "folding changed the network"
+    # The network sees what inputs() gives it in training.
+    assert np.allclose(feat.window_input(dev_frames[0].astype(np.float32), 99), inputs(dev_frames, np.array([0]), np.array([99]))[0].numpy(), atol=1e-5)
+    write_parity(tensors, args.parity)
+    print(f"wrote {args.weights}, {args.parity} and {args.report}")
+
+
+def write_parity(tensors, path):
+    """Features of an exactly computable signal, and the exported network's outputs."""
     signal = parity_signal(int(2.6 * feat.SAMPLE_RATE))
     parity_frames = feat.frame_features(signal)
     parity_ends = list(range(feat.WINDOW - 1, len(parity_frames), 15))
     x = torch.stack([torch.from_numpy(feat.window_input(parity_frames, e)) for e in parity_ends])
     with torch.no_grad():
         folded = F.softmax(Folded(tensors)(x), dim=1)
-        trained = F.softmax(model(x) / temperature, dim=1)
-    assert torch.max(torch.abs(folded - trained)) < 1e-5, "folding changed the network"
-    os.makedirs(os.path.dirname(args.parity), exist_ok=True)
+    os.makedirs(os.path.dirname(path), exist_ok=True)
     json.dump({"generator": "training/train.py", "sampleCount": len(signal),
                "frames": [[round(float(v), 6) for v in parity_frames[t].ravel()] for t in (0, 40, 77, 125)],
                "frameIndices": [0, 40, 77, 125],
                "windowEnds": parity_ends,
                "probabilities": [[float(v) for v in row] for row in folded.numpy()]},
-              open(args.parity, "w"))
-    print(f"wrote {args.weights}, {args.parity} and {args.report}")
+              open(path, "w"))
 
 
 if __name__ == "__main__":

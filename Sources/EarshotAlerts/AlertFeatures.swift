@@ -9,8 +9,8 @@ import Foundation
 /// stream preceded by silence. Per frame and per mel band (64 Slaney bands, 50 Hz–8 kHz):
 /// the log-mel energy, and the band's tonality — its strongest bin over its weighted mean, in
 /// log10 — which sets a siren, a piezo tone or a chime apart from noise and most speech.
-/// The network sees the last `windowFrames` frames: log-mel less its mean over the window (so
-/// input level does not matter) and tonality as is.
+/// The network sees the last `windowFrames` frames: log-mel, each band less its mean over the
+/// window (so neither input level nor microphone colour matters), and tonality as is.
 public struct AlertFeatures {
     public static let sampleRate = 16_000.0
     public static let frameSize = 1024
@@ -92,22 +92,18 @@ public struct AlertFeatures {
     public func window(into output: UnsafeMutablePointer<Float>) {
         let frames = Self.windowFrames, bands = Self.melCount
         let silence = log10f(Self.floor)
-        var sum: Float = 0
-        for t in 0..<frames {
-            let age = frames - 1 - t
-            for m in 0..<bands {
-                let value: Float
-                if age < frameCount {
-                    value = history[((newest - age + frames) % frames) * 2 * bands + m]
-                } else {
-                    value = silence
-                }
+        for m in 0..<bands {
+            var sum: Float = 0
+            for t in 0..<frames {
+                let age = frames - 1 - t
+                let value = age < frameCount ? history[((newest - age + frames) % frames) * 2 * bands + m] : silence
                 output[t * bands + m] = value
                 sum += value
             }
+            // Each band less its mean over the window, as the network was trained.
+            let mean = sum / Float(frames)
+            for t in 0..<frames { output[t * bands + m] -= mean }
         }
-        let mean = sum / Float(frames * bands)
-        for i in 0..<(frames * bands) { output[i] -= mean }
         for t in 0..<frames {
             let age = frames - 1 - t
             for m in 0..<bands {

@@ -94,6 +94,28 @@ struct ParityFixture: Decodable {
         for block in [1, 63, 320, 1000] { #expect(decisions(block: block) == reference, "block \(block)") }
     }
 
+    /// A detector reset after one stream decides on the next exactly as a new detector would,
+    /// and decides nothing before it has heard a whole window.
+    @Test func resetStartsAfresh() throws {
+        let signal = paritySignal(count: 64_000)
+        let network = try AlertNetwork.bundled()
+        func events(_ detector: AlertDetector) throws -> [AlertEvent] {
+            let buffer = AudioBuffer(channels: [signal])
+            var block = buffer.block()
+            try detector.prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: signal.count, channelCount: 1))
+            detector.process(&block)
+            var out: [AlertEvent] = []
+            detector.finish { if case .ended(let e) = $0 { out.append(e) } }
+            return out
+        }
+        let used = AlertDetector(network: network)
+        let first = try events(used)
+        #expect(!first.isEmpty, "the parity signal's keyed tone is announced")
+        #expect(first.allSatisfy { $0.start >= 1.0 })
+        #expect(try events(used) == first)
+        #expect(try events(AlertDetector(network: network)) == first)
+    }
+
     @Test func trackerNeedsPersistenceAndBridgesPauses() {
         var tracker = AlertEventTracker()
         var changes: [AlertEventTracker.Change] = []
