@@ -82,8 +82,7 @@ public final class AlertDetector: AudioProcessor {
         }
         mono.withUnsafeBufferPointer { samples in
             features.push(UnsafeBufferPointer(rebasing: samples[0..<count])) { features in
-                // Every 100 ms once a whole second has been heard: the network never learnt partial windows.
-                guard features.frameCount % 5 == 0, features.frameCount >= AlertFeatures.windowFrames else { return }
+                guard features.frameCount % 5 == 0 else { return }
                 decide(features)
             }
         }
