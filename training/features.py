@@ -9,8 +9,8 @@ Per frame and per mel band (64 Slaney bands, 50 Hz - 8 kHz, as librosa builds th
                bins the band covers: a whistle, a siren or a piezo tone stands far above the
                band's mean; noise and speech do not.
 A network input is the last WINDOW frames: log-mel, each band less its mean over the window
-(so neither the level nor the colour of the input matters; train.py's `inputs` does the same
-for a batch), and tonality as is.
+(so neither the level nor the colour of the input matters), and tonality as is
+(`network_input`, which training and the references share).
 """
 import numpy as np
 import librosa
@@ -60,8 +60,15 @@ def padded(x):
     return np.concatenate([np.zeros(FRAME - HOP), np.asarray(x, dtype=np.float64)])
 
 
+def network_input(w):
+    """Windows of frames (..., WINDOW, 2, MELS) as the network takes them, (..., 2, WINDOW,
+    MELS) float32: log-mel with each band less its mean over the window, tonality as is. The
+    one definition for training (train.py), references and Earshot's parity."""
+    w = np.asarray(w, dtype=np.float32)
+    logmel = w[..., 0, :] - w[..., 0, :].mean(axis=-2, keepdims=True)
+    return np.ascontiguousarray(np.stack([logmel, w[..., 1, :]], axis=-3))
+
+
 def window_input(frames, end):
     """The network input for the window ending at frame `end` (inclusive): (2, WINDOW, MELS)."""
-    w = frames[end - WINDOW + 1:end + 1]
-    logmel = w[:, 0] - w[:, 0].mean(axis=0, keepdims=True)  # each band less its mean over the window
-    return np.stack([logmel, w[:, 1]]).astype(np.float32)
+    return network_input(frames[end - WINDOW + 1:end + 1])
