@@ -52,7 +52,7 @@ let package = Package(
         // Seeded alert sounds, backgrounds and scenes in simulated rooms: training, tests, demos.
         .target(name: "EarshotSynthesis", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotAlerts"]),
         // The hearing-aid path: detector, suppressor with alert separation, output guard.
-        .target(name: "EarshotHearingAid", dependencies: ["EarshotCore", "EarshotDSP", "EarshotAlerts", "EarshotEnhance"]),
+        .target(name: "EarshotHearingAid", dependencies: ["EarshotCore", "EarshotDSP", "EarshotAlerts", "EarshotEnhance", "EarshotAudiometry"]),
         .target(
             name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS"],
             resources: [.copy("Resources/Suppressor.safetensors")]),

@@ -43,18 +43,30 @@ public struct AudiogramSummary: Codable, Equatable, Sendable {
         }
     }
 
-    /// NAL-R (Byrne & Dillon 1986): gain = X + 0.31·HTL + k(f), X = 0.05 × (HTL₅₀₀ + HTL₁ₖ + HTL₂ₖ).
-    /// Needs 500, 1000 and 2000 Hz; gains below 0 dB are 0.
+    /// NAL-R insertion gains at the measured frequencies NAL-R defines (see `NALR`); needs
+    /// 500, 1000 and 2000 Hz.
     public static func nalR(_ table: [Double: Double]) -> [Double: Double] {
         guard let h500 = table[500], let h1k = table[1000], let h2k = table[2000] else { return [:] }
-        let x = 0.05 * (h500 + h1k + h2k)
-        let k: [Double: Double] = [250: -17, 500: -8, 750: -3, 1000: 1, 1500: 1, 2000: -1, 3000: -2, 4000: -2, 6000: -2]
         var gains: [Double: Double] = [:]
-        for (frequency, offset) in k {
+        for frequency in NALR.offsetDB.keys {
             guard let htl = table[frequency] else { continue }
-            gains[frequency] = max(0, ((x + 0.31 * htl + offset) * 10).rounded() / 10)
+            gains[frequency] = (NALR.gainDB(thresholdDBHL: htl, atHz: frequency, h500: h500, h1k: h1k, h2k: h2k) * 10).rounded() / 10
         }
         return gains
+    }
+}
+
+/// The NAL-R prescription (Byrne & Dillon 1986), the published linear rule: insertion gain
+/// = X + 0.31·HTL + k(f), with X = 0.05 × (HTL₅₀₀ + HTL₁ₖ + HTL₂ₖ); gains below 0 dB are 0.
+public enum NALR {
+    /// k(f) in dB at the frequencies the rule tabulates.
+    public static let offsetDB: [Double: Double] = [250: -17, 500: -8, 750: -3, 1000: 1, 1500: 1, 2000: -1, 3000: -2, 4000: -2, 6000: -2]
+
+    /// k(f) between and beyond the tabulated frequencies: linear in log frequency, flat beyond.
+    public static func offset(atHz frequency: Double) -> Double { LogFrequency.interpolate(offsetDB, atHz: frequency)! }
+
+    public static func gainDB(thresholdDBHL: Double, atHz frequency: Double, h500: Double, h1k: Double, h2k: Double) -> Double {
+        max(0, 0.05 * (h500 + h1k + h2k) + 0.31 * thresholdDBHL + offset(atHz: frequency))
     }
 }
 

@@ -54,6 +54,8 @@ public final class NoiseSuppressor: AudioProcessor {
     /// known component of the input alongside it (the alert alone, the noise alone) to measure
     /// exactly what the processing does to that component.
     public var probeChannels: Bool
+    /// Compression after the suppression, inside the same STFT.
+    public let amplification: Compression?
     private let network: SuppressorNetwork?
     private var processor: SpectralProcessor<SuppressionStage>?
 
@@ -61,8 +63,10 @@ public final class NoiseSuppressor: AudioProcessor {
     public static let nativeRates: [Double] = [16_000, 48_000]
     public static let defaultStrengthDB = 22.0
 
+    /// - Parameter amplification: a hearing aid's compression, applied to the suppressor's
+    ///   output (alerts included) inside the same STFT, so it adds no delay.
     public init(model: Model = .learned, strengthDB: Double = NoiseSuppressor.defaultStrengthDB, trainingSeconds: Double = 0.1,
-                separatesAlerts: Bool = false, probeChannels: Bool = false) throws {
+                separatesAlerts: Bool = false, probeChannels: Bool = false, amplification: Compression? = nil) throws {
         guard strengthDB.isFinite, (0...40).contains(strengthDB) else {
             throw EarshotError.invalidArgument("strength must be 0–40 dB of attenuation, not \(strengthDB)")
         }
@@ -75,6 +79,8 @@ public final class NoiseSuppressor: AudioProcessor {
         self.trainingSeconds = trainingSeconds
         self.separatesAlerts = separatesAlerts
         self.probeChannels = probeChannels
+        try amplification?.validate()
+        self.amplification = amplification
     }
 
     /// Set while an alert sounds (by the chain, from its detector): the suppressor then keeps
@@ -82,6 +88,12 @@ public final class NoiseSuppressor: AudioProcessor {
     /// history: `reset` leaves it as it is.
     public var alertSounding = false {
         didSet { processor?.stage.alertSounding = alertSounding }
+    }
+
+    /// The low-delay STFT at 16 or 48 kHz: 32 ms frames, 4 ms hops, 8 ms synthesis windows.
+    public static func stftConfiguration(sampleRate: Double) -> STFTConfiguration {
+        let scale = Int(sampleRate / 16_000)
+        return STFTConfiguration.lowDelay(frameSize: 512 * scale, hop: 64 * scale)
     }
 
     /// The native rate to resample `rate` to.
@@ -98,8 +110,8 @@ public final class NoiseSuppressor: AudioProcessor {
             throw EarshotError.invalidArgument("the noise suppressor runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
         }
         let scale = Int(spec.sampleRate / 16_000)  // 1 or 3: the same times at either rate
-        let hop = 64 * scale
-        let configuration = STFTConfiguration.lowDelay(frameSize: 512 * scale, hop: hop)
+        let configuration = Self.stftConfiguration(sampleRate: spec.sampleRate)
+        let hop = configuration.hop
         if let network, network.bins > configuration.frameSize / 2 + 1 {
             throw EarshotError.invalidArgument("the suppressor's network sets \(network.bins) bins; a \(configuration.frameSize)-point frame has fewer")
         }
@@ -109,6 +121,7 @@ public final class NoiseSuppressor: AudioProcessor {
             noiseSmoothing: Float(pow(0.85, Double(hop) / spec.sampleRate / 0.01)), gainTaps: 64 * scale,
             separatesAlerts: separatesAlerts, probeChannels: probeChannels, framesPerBlock: spec.maximumBlockFrames / hop + 2)
         stage.alertSounding = alertSounding
+        stage.amplification = amplification.map { CompressionStage(compression: $0, frameSize: configuration.frameSize, hop: hop) }
         let processor = SpectralProcessor(configuration: configuration, stage: stage)
         try processor.prepare(spec)
         self.processor = processor
@@ -139,6 +152,8 @@ struct SuppressionStage: SpectralStage {
     let separatesAlerts: Bool
     /// Whether an alert sounds now (see `NoiseSuppressor.alertSounding`).
     var alertSounding = false
+    /// A hearing aid's compression, after the suppression (and the alert added back).
+    var amplification: CompressionStage?
     let probeChannels: Bool
     /// Frames one block can hold, plus slack: the probe channels' gain history.
     let framesPerBlock: Int
@@ -222,6 +237,7 @@ struct SuppressionStage: SpectralStage {
     }
 
     mutating func prepare(binCount: Int, spec: ProcessSpec) throws {
+        try amplification?.prepare(binCount: binCount, spec: spec)
         channels = (0..<spec.channelCount).map { _ in Channel(bins: binCount, network: network) }
         networkPower = [Float](repeating: 0, count: network?.bins ?? 0)
         let size = 2 * (binCount - 1)
@@ -239,6 +255,7 @@ struct SuppressionStage: SpectralStage {
     mutating func reset() {
         for channel in channels + restChannels { channel.reset() }
         for i in separation.indices { separation[i].reset() }
+        amplification?.reset()
     }
 
     /// Ephraim & Malah's log-spectral-amplitude gain for a priori SNR ξ and a posteriori SNR γ.
@@ -334,6 +351,11 @@ struct SuppressionStage: SpectralStage {
     }
 
     mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel index: Int) {
+        suppress(spectrum: spectrum, channel: index)
+        amplification?.process(spectrum: spectrum, channel: index)
+    }
+
+    private mutating func suppress(spectrum: UnsafeMutableBufferPointer<Float>, channel index: Int) {
         let state = channels[index]
         let bins = spectrum.count / 2
         let slot = (state.processedFrames % max(1, framesPerBlock)) * bins

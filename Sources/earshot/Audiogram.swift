@@ -71,7 +71,7 @@ struct AudiogramShow: ParsableCommand {
         let title = "\(test.person), \(ISO8601DateFormatter().string(from: test.takenAt).prefix(10)) — \(test.result.transducer.rawValue), \(test.result.procedure)"
         let chart = AudiogramChart.svg(thresholds: test.result.thresholds, title: title)
         if let svg { try AtomicFile.write(Data(chart.utf8), to: svg) }
-        if let png { try renderPNG(chart, to: png) }
+        if let png { try writePNG(svg: chart, to: png) }
         if format == .json {
             struct Shown: Encodable { var test: StoredTest; var summary: AudiogramSummary }
             try Terminal.printJSON(Shown(test: test, summary: AudiogramSummary(thresholds: test.result.thresholds)))
@@ -100,27 +100,5 @@ struct AudiogramShow: ParsableCommand {
         print("\(result.presentations) tones, \(result.reliability.catchTrials) silent trials")
         for flag in result.reliability.flags { print("⚠ \(flag)") }
         for note in result.reliability.notes { print("• \(note)") }
-    }
-
-    private func renderPNG(_ chart: String, to path: String) throws {
-        let converter = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert", "/opt/homebrew/bin/rsvg-convert"]
-            .first { FileManager.default.isExecutableFile(atPath: $0) }
-        guard let converter else {
-            throw EarshotError.invalidArgument("PNG output needs rsvg-convert (Debian: librsvg2-bin; or use --svg)")
-        }
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-png-\(getpid())")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let svgPath = directory.appendingPathComponent("chart.svg").path, pngPath = directory.appendingPathComponent("chart.png").path
-        try Data(chart.utf8).write(to: URL(fileURLWithPath: svgPath))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: converter)
-        process.arguments = ["-o", pngPath, svgPath]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let data = FileManager.default.contents(atPath: pngPath) else {
-            throw EarshotError.internalFailure("rsvg-convert could not render the chart")
-        }
-        try AtomicFile.write(data, to: path)
     }
 }

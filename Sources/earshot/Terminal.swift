@@ -71,6 +71,6 @@ func reportClipping(_ sink: AudioSink) {
             }
             return
         }
-        sink = (current as? ResampledSink)?.downstream
+        sink = (current as? ResampledSink)?.downstream ?? (current as? GuardedSink)?.downstream
     }
 }

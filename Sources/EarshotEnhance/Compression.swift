@@ -1,0 +1,220 @@
+import EarshotCore
+import EarshotDSP
+import Foundation
+
+/// One band of a wide dynamic range compressor: how much gain at which input level.
+///
+/// Levels are band levels in dB SPL, as the band's own share of the input (a full-scale sine is
+/// `Compression.fullScaleDBSPL`). The gain is held below the first knee, linear in the input
+/// level between knees, and continues the last segment's slope above the last knee; the band's
+/// output never exceeds `maximumOutputDBSPL`.
+public struct CompressionBand: Equatable, Sendable {
+    public var centreHz: Double
+    /// (input band level dB SPL, gain dB), input levels ascending.
+    public var knees: [(levelDBSPL: Double, gainDB: Double)]
+    public var maximumOutputDBSPL: Double
+
+    public init(centreHz: Double, knees: [(levelDBSPL: Double, gainDB: Double)], maximumOutputDBSPL: Double) {
+        self.centreHz = centreHz
+        self.knees = knees
+        self.maximumOutputDBSPL = maximumOutputDBSPL
+    }
+
+    public static func == (a: CompressionBand, b: CompressionBand) -> Bool {
+        a.centreHz == b.centreHz && a.maximumOutputDBSPL == b.maximumOutputDBSPL
+            && a.knees.map(\.levelDBSPL) == b.knees.map(\.levelDBSPL) && a.knees.map(\.gainDB) == b.knees.map(\.gainDB)
+    }
+
+    /// The static input/output rule: gain in dB for a steady input band level.
+    public func gainDB(atLevelDBSPL level: Double) -> Double {
+        guard let first = knees.first else { return 0 }
+        var gain = first.gainDB
+        if level > first.levelDBSPL, knees.count > 1 {
+            var i = 1
+            while i < knees.count - 1 && level > knees[i].levelDBSPL { i += 1 }
+            let (a, b) = (knees[i - 1], knees[i])
+            gain = a.gainDB + (b.gainDB - a.gainDB) * (level - a.levelDBSPL) / (b.levelDBSPL - a.levelDBSPL)
+        }
+        return min(gain, maximumOutputDBSPL - level)
+    }
+}
+
+/// What a compressor does to each channel (each ear), and how fast.
+public struct Compression: Equatable, Sendable {
+    /// Bands per channel, centres ascending; channel c uses `channels[min(c, count - 1)]`.
+    public var channels: [[CompressionBand]]
+    /// The dB SPL of a full-scale sine at the input.
+    public var fullScaleDBSPL: Double
+    /// Level-detector time constants (ANSI S3.22 style: to within 3 dB of a 35 dB step).
+    public var attackSeconds: Double
+    public var releaseSeconds: Double
+
+    public init(channels: [[CompressionBand]], fullScaleDBSPL: Double = 100, attackSeconds: Double = 0.005, releaseSeconds: Double = 0.1) {
+        self.channels = channels
+        self.fullScaleDBSPL = fullScaleDBSPL
+        self.attackSeconds = attackSeconds
+        self.releaseSeconds = releaseSeconds
+    }
+
+    func validate() throws {
+        guard !channels.isEmpty, channels.allSatisfy({ !$0.isEmpty }) else {
+            throw EarshotError.invalidArgument("a compressor needs at least one band per channel")
+        }
+        for bands in channels {
+            guard zip(bands, bands.dropFirst()).allSatisfy({ $0.centreHz < $1.centreHz }), bands[0].centreHz > 0 else {
+                throw EarshotError.invalidArgument("compressor bands must have ascending, positive centre frequencies")
+            }
+            for band in bands {
+                let levels = band.knees.map(\.levelDBSPL)
+                guard !levels.isEmpty, zip(levels, levels.dropFirst()).allSatisfy({ $0 < $1 }),
+                      (band.knees.flatMap { [$0.levelDBSPL, $0.gainDB] } + [band.maximumOutputDBSPL]).allSatisfy(\.isFinite)
+                else {
+                    throw EarshotError.invalidArgument("the \(Int(band.centreHz)) Hz band needs finite knees at ascending levels")
+                }
+            }
+        }
+        guard fullScaleDBSPL.isFinite, attackSeconds > 0, releaseSeconds > 0, attackSeconds.isFinite, releaseSeconds.isFinite else {
+            throw EarshotError.invalidArgument("the compressor needs a finite calibration and positive attack and release times")
+        }
+    }
+}
+
+/// Multiband wide dynamic range compression in the spectral domain of a low-delay STFT.
+///
+/// Each frame's bins are summed into bands (edges halfway, in log frequency, between centres);
+/// each band's level in dB SPL is smoothed with the attack and release times; its rule gives a
+/// gain, capped so the band stays under its maximum output; the gains are interpolated across
+/// frequency, linearly in dB over log frequency between band centres. The curve is smooth in
+/// frequency, so its impulse response is short and the 8 ms synthesis window of the low-delay
+/// STFT does not alias it in time.
+public struct CompressionStage: SpectralStage {
+    public let compression: Compression
+    let hop: Int
+    let frameSize: Int
+    /// Converts a band's summed |X|² to its level re a full-scale sine.
+    private var powerScale: Float = 1
+    private var attack: Float = 0
+    private var release: Float = 0
+    /// Per channel: the band each bin belongs to (for levels).
+    private var bandOfBin: [[Int]] = []
+    /// Per channel and bin: the band centre at or below it, and the weight of the next one.
+    private var lowerBand: [[Int]] = []
+    private var upperWeight: [[Float]] = []
+    /// Per channel and band: the smoothed level (dB SPL), the band's power this frame, its gain.
+    private var levels: [[Float]] = []
+    private var powers: [[Float]] = []
+    private var bandGains: [[Float]] = []
+    private var firstFrame: [Bool] = []
+
+    public init(compression: Compression, frameSize: Int, hop: Int) {
+        self.compression = compression
+        self.frameSize = frameSize
+        self.hop = hop
+    }
+
+    /// The bands of `channel`.
+    private func bands(_ channel: Int) -> [CompressionBand] { compression.channels[min(channel, compression.channels.count - 1)] }
+
+    public mutating func prepare(binCount: Int, spec: ProcessSpec) throws {
+        try compression.validate()
+        let windowEnergy = STFTConfiguration.lowDelay(frameSize: frameSize, hop: hop).analysisWindow.reduce(0) { $0 + Double($1 * $1) }
+        // One-sided Parseval: Σ|X_k|² ≈ (N/2)·Σw²·mean(x²); a full-scale sine has mean(x²) = 1/2.
+        powerScale = Float(2 / (Double(frameSize) * windowEnergy) / 0.5)
+        let hopSeconds = Double(hop) / spec.sampleRate
+        attack = Float(exp(-hopSeconds / compression.attackSeconds))
+        release = Float(exp(-hopSeconds / compression.releaseSeconds))
+        let binHz = spec.sampleRate / Double(frameSize)
+        bandOfBin = []; lowerBand = []; upperWeight = []; levels = []; powers = []; bandGains = []
+        for c in 0..<spec.channelCount {
+            let centres = bands(c).map(\.centreHz)
+            let edges = zip(centres, centres.dropFirst()).map { ($0 * $1).squareRoot() }
+            var owner = [Int](repeating: 0, count: binCount)
+            var lower = [Int](repeating: 0, count: binCount)
+            var weight = [Float](repeating: 0, count: binCount)
+            for k in 0..<binCount {
+                let f = Double(k) * binHz
+                owner[k] = edges.firstIndex { f < $0 } ?? edges.count
+                if f <= centres[0] { lower[k] = 0; weight[k] = 0; continue }
+                if f >= centres[centres.count - 1] { lower[k] = centres.count - 1; weight[k] = 0; continue }
+                let i = centres.lastIndex { $0 <= f }!
+                lower[k] = i
+                weight[k] = Float(log(f / centres[i]) / log(centres[i + 1] / centres[i]))
+            }
+            bandOfBin.append(owner); lowerBand.append(lower); upperWeight.append(weight)
+            levels.append([Float](repeating: 0, count: centres.count))
+            powers.append([Float](repeating: 0, count: centres.count))
+            bandGains.append([Float](repeating: 0, count: centres.count))
+        }
+        firstFrame = [Bool](repeating: true, count: spec.channelCount)
+    }
+
+    public mutating func reset() {
+        for c in firstFrame.indices { firstFrame[c] = true }
+    }
+
+    public mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel c: Int) {
+        guard c < levels.count else { return }
+        let bins = spectrum.count / 2
+        let fullScale = Float(compression.fullScaleDBSPL)
+        let channelBands = compression.channels[min(c, compression.channels.count - 1)]
+        powers[c].withUnsafeMutableBufferPointer { power in
+            for b in power.indices { power[b] = 0 }
+            bandOfBin[c].withUnsafeBufferPointer { owner in
+                for k in 0..<bins { power[owner[k]] += spectrum[2 * k] * spectrum[2 * k] + spectrum[2 * k + 1] * spectrum[2 * k + 1] }
+            }
+            for b in power.indices {
+                let level = 10 * log10f(power[b] * powerScale + 1e-12) + fullScale
+                var smoothed = levels[c][b]
+                if firstFrame[c] { smoothed = level } else {
+                    let coefficient = level > smoothed ? attack : release
+                    smoothed = coefficient * smoothed + (1 - coefficient) * level
+                }
+                levels[c][b] = smoothed
+                bandGains[c][b] = Float(channelBands[b].gainDB(atLevelDBSPL: Double(smoothed)))
+            }
+        }
+        firstFrame[c] = false
+        let gains = bandGains[c]
+        lowerBand[c].withUnsafeBufferPointer { lower in
+            upperWeight[c].withUnsafeBufferPointer { weight in
+                for k in 0..<bins {
+                    let i = lower[k], w = weight[k]
+                    let gainDB = w == 0 ? gains[i] : gains[i] + w * (gains[i + 1] - gains[i])
+                    let gain = expf(gainDB * 0.115129255)  // 10^(dB/20)
+                    spectrum[2 * k] *= gain
+                    spectrum[2 * k + 1] *= gain
+                }
+            }
+        }
+    }
+}
+
+/// A multiband wide dynamic range compressor (WDRC), the amplification stage of a hearing aid,
+/// on its own: the same low-delay STFT as the noise suppressor (7.9 ms), which hosts the same
+/// stage inside its own STFT when both run, so that together they add no more delay.
+/// Runs at 16 or 48 kHz; channel c gets `compression.channels[c]` (the last for any beyond).
+public final class WideDynamicRangeCompressor: AudioProcessor {
+    public let compression: Compression
+    private var processor: SpectralProcessor<CompressionStage>?
+
+    public init(_ compression: Compression) throws {
+        try compression.validate()
+        self.compression = compression
+    }
+
+    public var latencySamples: Int { processor?.latencySamples ?? 0 }
+
+    public func prepare(_ spec: ProcessSpec) throws {
+        guard NoiseSuppressor.nativeRates.contains(spec.sampleRate) else {
+            throw EarshotError.invalidArgument("the compressor runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
+        }
+        let configuration = NoiseSuppressor.stftConfiguration(sampleRate: spec.sampleRate)
+        let processor = SpectralProcessor(
+            configuration: configuration, stage: CompressionStage(compression: compression, frameSize: configuration.frameSize, hop: configuration.hop))
+        try processor.prepare(spec)
+        self.processor = processor
+    }
+
+    public func process(_ block: inout AudioBlock) { processor!.process(&block) }
+    public func reset() { processor?.reset() }
+}

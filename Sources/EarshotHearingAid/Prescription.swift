@@ -1,0 +1,154 @@
+import EarshotAudiometry
+import EarshotCore
+import EarshotEnhance
+import Foundation
+
+/// How gains are prescribed from an audiogram.
+public enum PrescriptionRule: String, Codable, CaseIterable, Sendable {
+    /// NAL-R, linear: the same gain at every input level.
+    case nalR = "nal-r"
+    /// Earshot's wide dynamic range compression rule, anchored on NAL-R for average speech.
+    case wdrc
+}
+
+/// One band of one ear's fitting.
+public struct BandFitting: Codable, Equatable, Sendable {
+    public var centreHz: Double
+    public var thresholdDBHL: Double
+    /// Insertion gain for speech at 50, 65 and 80 dB SPL.
+    public var gainSoftDB: Double
+    public var gainMediumDB: Double
+    public var gainLoudDB: Double
+    /// Where compression begins: the band level of 50 dB SPL speech; linear gain below.
+    public var kneeDBSPL: Double
+    /// Compression ratios from soft to medium speech and from medium speech up.
+    public var ratioSoft: Double
+    public var ratioLoud: Double
+    /// The band's output never exceeds this.
+    public var maximumOutputDBSPL: Double
+
+    enum CodingKeys: String, CodingKey {
+        case centreHz, thresholdDBHL, gainSoftDB = "gain50DB", gainMediumDB = "gain65DB", gainLoudDB = "gain80DB", kneeDBSPL
+        case ratioSoft = "ratioSoftToMedium", ratioLoud = "ratioAboveMedium", maximumOutputDBSPL
+    }
+}
+
+/// A hearing-aid fitting for both ears.
+public struct Fitting: Codable, Equatable, Sendable {
+    public var rule: PrescriptionRule
+    /// The most the aid ever plays, dB SPL (sample peak, as a full-scale sine's level).
+    public var maximumOutputDBSPL: Double
+    public var left: [BandFitting]
+    public var right: [BandFitting]
+
+    public func bands(_ ear: Ear) -> [BandFitting] { ear == .left ? left : right }
+
+    /// The compressor that realises this fitting, left ear on channel 0, right on channel 1.
+    /// Levels and gains are in the input's scale (a full-scale sine at `fullScaleDBSPL`); with
+    /// `calibration`, the playback's measured level per ear and frequency corrects each band's
+    /// gain and ceiling so that what reaches the ear is what was prescribed.
+    public func compression(fullScaleDBSPL: Double = Prescription.defaultFullScaleDBSPL, calibration: CalibrationProfile? = nil,
+                            attackSeconds: Double = Prescription.attackSeconds, releaseSeconds: Double = Prescription.releaseSeconds) throws -> Compression {
+        let channels = try [Ear.left, .right].map { ear in
+            try bands(ear).enumerated().map { index, band -> CompressionBand in
+                let correction = fullScaleDBSPL - (try Prescription.playbackFullScale(calibration, ear: ear, atHz: band.centreHz) ?? fullScaleDBSPL)
+                let share = Prescription.speechBandShareDB[index]
+                return CompressionBand(
+                    centreHz: band.centreHz,
+                    knees: [(50 + share, band.gainSoftDB + correction), (65 + share, band.gainMediumDB + correction), (80 + share, band.gainLoudDB + correction)],
+                    maximumOutputDBSPL: band.maximumOutputDBSPL + correction)
+            }
+        }
+        return Compression(channels: channels, fullScaleDBSPL: fullScaleDBSPL, attackSeconds: attackSeconds, releaseSeconds: releaseSeconds)
+    }
+
+    /// The output guard's ceiling in dBFS: no sample may play louder than the maximum output on
+    /// the loudest band of the playback (a full-scale sine at `fullScaleDBSPL` without a profile).
+    public func ceilingDBFS(fullScaleDBSPL: Double = Prescription.defaultFullScaleDBSPL, calibration: CalibrationProfile? = nil) throws -> Double {
+        var loudest = fullScaleDBSPL
+        if let calibration {
+            loudest = -.infinity
+            for ear in [Ear.left, .right] {
+                for band in bands(ear) { loudest = max(loudest, try Prescription.playbackFullScale(calibration, ear: ear, atHz: band.centreHz)!) }
+            }
+        }
+        return min(0, maximumOutputDBSPL - loudest)
+    }
+}
+
+/// Gains from an audiogram.
+///
+/// **NAL-R** (`nal-r`) is the published linear rule (Byrne & Dillon 1986; `NALR`): it aims to
+/// make every band of average conversational speech equally loud, at the listener's most
+/// comfortable level. It gives the same gain at every level, so soft speech stays partly
+/// inaudible for larger losses and loud speech gets too loud.
+///
+/// **Earshot's WDRC rule** (`wdrc`) keeps NAL-R where it was validated and bends the gain away
+/// from it for softer and louder speech, by how much the band has lost:
+/// - *Medium speech* (65 dB SPL): NAL-R's gain, unchanged.
+/// - *Soft speech* (50 dB SPL): more gain, `softExtra(HL)` = 0.2 dB per dB of loss above 20 dB
+///   HL, at most 9 dB. A cochlear loss raises the threshold far more than it raises the level
+///   of discomfort (loudness recruitment), so soft sounds need more help than loud ones; but
+///   restoring full audibility would need ratios beyond 3:1, which smear the envelope that
+///   carries speech cues, so only part of the lost audibility is given back.
+/// - *Loud speech* (80 dB SPL): less gain, `loudCut(HL)` = 0.1 dB per dB above 20 dB HL, at
+///   most 5 dB: recruitment makes loud sounds nearly normally loud already.
+/// - *Knees and ratios* follow: linear below the band level of 50 dB SPL speech (the knee
+///   point), then 15 / (15 − softExtra) up to 65 dB SPL speech (1.4:1 at 40 dB HL, 2.5:1 at
+///   80 dB HL) and 15 / (15 − loudCut) above (under 1.5:1). Band levels of whole-speech levels
+///   come from the long-term average speech spectrum measured on LibriSpeech
+///   (`speechBandShareDB`, `eval/amplify/ltass.py`).
+/// - *Limits.* Each band's output stays under the listener's estimated discomfort level (100 dB
+///   SPL up to 50 dB HL, then half a dB per dB of loss; Pascoe 1988 reports that loudness
+///   discomfort rises about this much with cochlear loss) and under the maximum output. Gains
+///   stop at 55 dB up to 1.5 kHz and 45 dB above, where feedback paths of earmoulds are
+///   strongest, so the prescription itself never asks for a gain that whistles.
+/// Attack and release (5 ms, 100 ms) are those of syllabic compressors in the literature: fast
+/// enough to catch a consonant's onset, slow enough not to flatten a syllable's envelope.
+public enum Prescription {
+    public static let defaultFullScaleDBSPL = 100.0
+    public static let attackSeconds = 0.005
+    public static let releaseSeconds = 0.1
+    /// The compressor's band centres (the audiometric frequencies NAL-R is defined at, and 8 kHz).
+    public static let bandCentresHz: [Double] = [250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000]
+    /// Each band's share of whole speech's level, dB (bands split halfway in log frequency;
+    /// the top one runs to the Nyquist frequency): `eval/amplify/ltass.py`.
+    public static let speechBandShareDB: [Double] = [-2.7, -6.6, -10.3, -13.5, -15.0, -16.6, -17.3, -18.6, -20.1, -25.2]
+
+    static func softExtraDB(_ loss: Double) -> Double { min(9, max(0, 0.2 * (loss - 20))) }
+    static func loudCutDB(_ loss: Double) -> Double { min(5, max(0, 0.1 * (loss - 20))) }
+    static func discomfortDBSPL(_ loss: Double) -> Double { 100 + 0.5 * max(0, loss - 50) }
+    static func feedbackLimitDB(atHz frequency: Double) -> Double { frequency <= 1500 ? 55 : 45 }
+
+    public static func fit(_ audiogram: PureToneAudiogram, rule: PrescriptionRule = .wdrc, maximumOutputDBSPL: Double = 100) throws -> Fitting {
+        guard maximumOutputDBSPL.isFinite, (60...140).contains(maximumOutputDBSPL) else {
+            throw EarshotError.invalidArgument("the maximum output must be 60–140 dB SPL, not \(maximumOutputDBSPL)")
+        }
+        func ear(_ ear: Ear) -> [BandFitting] {
+            let h500 = audiogram.levelDBHL(ear, atHz: 500), h1k = audiogram.levelDBHL(ear, atHz: 1000), h2k = audiogram.levelDBHL(ear, atHz: 2000)
+            return zip(bandCentresHz, speechBandShareDB).map { centre, share in
+                let loss = audiogram.levelDBHL(ear, atHz: centre)
+                let limit = feedbackLimitDB(atHz: centre)
+                let medium = min(limit, NALR.gainDB(thresholdDBHL: loss, atHz: centre, h500: h500, h1k: h1k, h2k: h2k))
+                let soft = rule == .wdrc ? min(limit, medium + softExtraDB(loss)) : medium
+                let loud = rule == .wdrc ? max(0, medium - loudCutDB(loss)) : medium
+                return BandFitting(
+                    centreHz: centre, thresholdDBHL: loss, gainSoftDB: soft, gainMediumDB: medium, gainLoudDB: loud,
+                    kneeDBSPL: 50 + share, ratioSoft: 15 / (15 - (soft - medium)), ratioLoud: 15 / (15 - (medium - loud)),
+                    maximumOutputDBSPL: min(maximumOutputDBSPL, discomfortDBSPL(loss)))
+            }
+        }
+        return Fitting(rule: rule, maximumOutputDBSPL: maximumOutputDBSPL, left: ear(.left), right: ear(.right))
+    }
+
+    /// The playback's dB SPL for a full-scale sine in `ear` at `frequency`, from the profile's
+    /// measured frequencies (linear in log frequency, nearest beyond); nil without a profile.
+    static func playbackFullScale(_ profile: CalibrationProfile?, ear: Ear, atHz frequency: Double) throws -> Double? {
+        guard let profile else { return nil }
+        let table = Dictionary((profile.fullScaleSPL[ear] ?? [:]).compactMap { key, value in Double(key).map { ($0, value) } }, uniquingKeysWith: { a, _ in a })
+        guard let level = LogFrequency.interpolate(table, atHz: frequency) else {
+            throw EarshotError.invalidArgument("calibration '\(profile.name)' has no measurement for the \(ear.rawValue) ear")
+        }
+        return level
+    }
+}

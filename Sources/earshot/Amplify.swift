@@ -1,0 +1,88 @@
+import ArgumentParser
+import EarshotCore
+import EarshotDSP
+import EarshotEnhance
+import EarshotHearingAid
+import EarshotIO
+import Foundation
+
+/// `earshot amplify IN -o OUT --audiogram …`: a hearing aid's amplification for one listener.
+struct Amplify: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Amplify a recording for a listener's hearing loss: a prescription from the audiogram, multiband compression, a maximum output.",
+        discussion: """
+            A mono input is heard by both ears; a stereo input is left and right. The output is \
+            stereo: the left ear's fitting on the left, the right's on the right. Without a \
+            calibration profile, a full-scale sine is 100 dB SPL at the input and at the ear. \
+            The compressor runs at 16 or 48 kHz (other rates are resampled) with 7.9 ms of delay, \
+            compensated in the output; no output sample exceeds --max-output-dbspl. See \
+            'earshot fit' for the gains.
+            """)
+
+    @Argument(help: "Input file, or - for raw PCM on stdin.")
+    var input: String
+
+    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.")
+    var output: String
+
+    @OptionGroup var fitting: FittingOptions
+
+    @Flag(help: "Print the chain and its delay on stderr.")
+    var verbose = false
+
+    @OptionGroup var raw: RawStreamOptions
+
+    func run() throws {
+        guard let fit = try fitting.fitting() else {
+            throw EarshotError.invalidArgument("amplify needs the listener's audiogram: --audiogram FILE.json or a stored test's id")
+        }
+        let profile = try fitting.profile()
+        let compressor = try WideDynamicRangeCompressor(try fit.compression(calibration: profile))
+        let ceiling = try fit.ceilingDBFS(calibration: profile)
+        let source = try raw.openSource(input)
+        guard source.channelCount <= 2 else {
+            throw EarshotError.invalidArgument("\(input): \(source.channelCount) channels; amplify takes mono, or stereo as left and right")
+        }
+        let ears = try ChannelMappedSource(source, channelCount: 2)
+        let rate = source.sampleRate, native = NoiseSuppressor.nativeRate(for: rate)
+        let inputFormat = (source as? AudioFileReader)?.info.sampleFormat
+        let fileSink = try raw.openSink(output, sampleRate: rate, channelCount: 2, sampleFormat: nil, inputSampleFormat: inputFormat)
+        // The guard works on what is written, after any resampling, so no written sample can overshoot it.
+        let guarded = try GuardedSink(fileSink, guard: OutputLevelGuard(ceilingDBFS: ceiling), sampleRate: rate, channelCount: 2)
+        let processed: AudioSource = native == rate ? ears : try ResampledSource(ears, sampleRate: native)
+        let sink: AudioSink = native == rate ? guarded : try ResampledSink(guarded, from: native, to: rate, channelCount: 2)
+        let total = (source as? AudioFileReader)?.info.frameCount ?? 0
+        let progress = ProgressBar(label: "Amplifying", total: total)
+        let report = try Runner(blockFrames: 1024, progress: { _ in
+            if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
+        }).run(source: processed, chain: compressor, sink: sink)
+        reportClipping(sink)
+        progress.finish()
+        if verbose {
+            let milliseconds = Double(report.latencySamples) / native * 1000
+            Terminal.note("\(fit.rule.rawValue) compressor at \(Int(native)) Hz (\(String(format: "%.2f", milliseconds)) ms, compensated) → output guard at \(String(format: "%.1f", ceiling)) dBFS (\(Int(fit.maximumOutputDBSPL)) dB SPL)")
+        }
+    }
+}
+
+/// A sink that passes every block through a zero-delay processor (the output guard) first.
+final class GuardedSink: AudioSink {
+    let downstream: AudioSink
+    private let processor: any AudioProcessor
+
+    init(_ downstream: AudioSink, guard processor: any AudioProcessor, sampleRate: Double, channelCount: Int) throws {
+        precondition(processor.latencySamples == 0)
+        try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: 1 << 20, channelCount: channelCount))
+        self.downstream = downstream
+        self.processor = processor
+    }
+
+    func write(_ block: AudioBlock) throws {
+        var block = block
+        processor.process(&block)
+        try downstream.write(block)
+    }
+
+    func finish() throws { try downstream.finish() }
+    func discard() { downstream.discard() }
+}
