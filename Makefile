@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds train train-enhance espeak fixtures venv clean
+.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify train train-enhance espeak fixtures venv clean
 
 all: build
 
@@ -89,7 +89,7 @@ bench-audiometry: release
 # (seeded) from ../shared/data.
 EVAL_DATA := eval/data/enhance
 EVAL_REAL := eval/data/enhance-real
-eval: eval-enhance eval-detect eval-sounds
+eval: eval-enhance eval-detect eval-sounds eval-amplify
 eval-enhance: release venv espeak
 	@[ -f $(EVAL_REAL)/items.json ] || $(PYTHON) eval/enhance/build_realset.py --data ../shared/data --out $(EVAL_REAL) --per-cell 2
 	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_REAL) --earshot .build/release/earshot --title "real noisy speech (LibriSpeech development speakers)"
@@ -112,6 +112,15 @@ eval-detect: release venv espeak
 # alarms per hour; the landmark matcher and the original peak method side by side.
 eval-sounds: release live-deps
 	python3 eval/sounds/evaluate.py --earshot .build/release/earshot --data ../shared/data
+
+# Amplification for the Bisgaard standard audiograms (N1–N4, S1–S3): LibriSpeech speech of the
+# development speakers at 55, 65 and 75 dB SPL, in quiet and in real noise at +15 and +5 dB;
+# HASPI and HASQI (pyclarity, for evaluation only) of the unprocessed input, the Clarity
+# baseline (NAL-R + compressor) and Earshot with and without its noise reduction; and a check
+# that no output sample exceeds the maximum output. Scores are cached by output in eval/data.
+eval-amplify: release venv
+	$(VENV)/bin/pip install -q pyclarity==0.9.0
+	$(PYTHON) eval/amplify/evaluate.py --earshot .build/release/earshot --data ../shared/data
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
@@ -145,6 +154,8 @@ $(VENV)/.ready: requirements-dev.txt
 fixtures: venv
 	$(PYTHON) Tests/EarshotDSPTests/Fixtures/make_fixtures.py
 	$(PYTHON) Tests/EarshotRoomTests/Fixtures/make_fixtures.py
+	$(VENV)/bin/pip install -q pyclarity==0.9.0
+	$(PYTHON) Tests/EarshotHearingAidTests/Fixtures/make_fixtures.py
 
 clean:
 	rm -rf .build

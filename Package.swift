@@ -103,7 +103,9 @@ let package = Package(
             name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotDSP"],
             resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotSynthesisTests", dependencies: ["EarshotTestSupport", "EarshotSynthesis", "EarshotAlerts", "EarshotDSP"]),
-        .testTarget(name: "EarshotHearingAidTests", dependencies: ["EarshotTestSupport", "EarshotHearingAid", "EarshotSynthesis", "EarshotAlerts"]),
+        .testTarget(
+            name: "EarshotHearingAidTests", dependencies: ["EarshotTestSupport", "EarshotHearingAid", "EarshotSynthesis", "EarshotAlerts", "EarshotAudiometry"],
+            resources: [.copy("Fixtures")]),
         .testTarget(name: "SystemLibraryTests", dependencies: ["COpenBLAS"]),
         .testTarget(
             name: "EarshotCLITests",

@@ -57,7 +57,9 @@ public struct AudiogramSummary: Codable, Equatable, Sendable {
 }
 
 /// The NAL-R prescription (Byrne & Dillon 1986), the published linear rule: insertion gain
-/// = X + 0.31·HTL + k(f), with X = 0.05 × (HTL₅₀₀ + HTL₁ₖ + HTL₂ₖ); gains below 0 dB are 0.
+/// = X + 0.31·HTL + k(f), with X = 0.05 × (HTL₅₀₀ + HTL₁ₖ + HTL₂ₖ), or 9 + 0.116 × (that sum −
+/// 180) for sums over 180 dB (the profound-loss revision, Byrne, Parkinson & Newall 1990);
+/// gains below 0 dB are 0.
 public enum NALR {
     /// k(f) in dB at the frequencies the rule tabulates.
     public static let offsetDB: [Double: Double] = [250: -17, 500: -8, 750: -3, 1000: 1, 1500: 1, 2000: -1, 3000: -2, 4000: -2, 6000: -2]
@@ -66,7 +68,9 @@ public enum NALR {
     public static func offset(atHz frequency: Double) -> Double { LogFrequency.interpolate(offsetDB, atHz: frequency)! }
 
     public static func gainDB(thresholdDBHL: Double, atHz frequency: Double, h500: Double, h1k: Double, h2k: Double) -> Double {
-        max(0, 0.05 * (h500 + h1k + h2k) + 0.31 * thresholdDBHL + offset(atHz: frequency))
+        let sum = h500 + h1k + h2k
+        let x = sum <= 180 ? 0.05 * sum : 9 + 0.116 * (sum - 180)
+        return max(0, x + 0.31 * thresholdDBHL + offset(atHz: frequency))
     }
 }
 

@@ -115,7 +115,7 @@ public enum Prescription {
     /// the top one runs to the Nyquist frequency): `eval/amplify/ltass.py`.
     public static let speechBandShareDB: [Double] = [-2.7, -6.6, -10.3, -13.5, -15.0, -16.6, -17.3, -18.6, -20.1, -25.2]
 
-    static func softExtraDB(_ loss: Double) -> Double { min(9, max(0, 0.2 * (loss - 20))) }
+    static func softExtraDB(_ loss: Double) -> Double { min(12, max(0, 0.3 * (loss - 20))) }
     static func loudCutDB(_ loss: Double) -> Double { min(5, max(0, 0.1 * (loss - 20))) }
     static func discomfortDBSPL(_ loss: Double) -> Double { 100 + 0.5 * max(0, loss - 50) }
     static func feedbackLimitDB(atHz frequency: Double) -> Double { frequency <= 1500 ? 55 : 45 }

@@ -59,6 +59,8 @@ public struct LiveCounters: Equatable, Sendable {
 final class LiveCallbackContext: @unchecked Sendable {
     let processor: any AudioProcessor
     let inputChannels: Int
+    /// Channels the processor works on: the input's, then copies of its last.
+    let processChannels: Int
     let outputChannels: Int
     let maximumBlockFrames: Int
     let scratch: AudioBuffer
@@ -72,13 +74,14 @@ final class LiveCallbackContext: @unchecked Sendable {
     let outputMicroseconds = ManagedAtomic<Int>(0)
 
     /// - Parameter inHandFrames: what the playout keeps in the ring between two streams.
-    init(processor: any AudioProcessor, inputChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double,
+    init(processor: any AudioProcessor, inputChannels: Int, processChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double,
          duplex: Bool, inHandFrames: Int) {
         self.processor = processor
         self.inputChannels = inputChannels
+        self.processChannels = processChannels
         self.outputChannels = outputChannels
         self.maximumBlockFrames = maximumBlockFrames
-        scratch = AudioBuffer(channelCount: inputChannels, capacityFrames: maximumBlockFrames)
+        scratch = AudioBuffer(channelCount: processChannels, capacityFrames: maximumBlockFrames)
         staging = .allocate(capacity: maximumBlockFrames * outputChannels)
         staging.initialize(repeating: 0, count: maximumBlockFrames * outputChannels)
         ring = RingBuffer(minimumCapacity: Int(sampleRate) * outputChannels)  // a second: room for any backlog
@@ -102,13 +105,13 @@ final class LiveCallbackContext: @unchecked Sendable {
             let count = min(maximumBlockFrames, frames - done)
             var block = scratch.block(frameCount: count)
             let source = input + done * inputChannels
-            for c in 0..<inputChannels {
-                let channel = block.channel(c)
-                for i in 0..<count { channel[i] = source[i * inputChannels + c] }
+            for c in 0..<processChannels {
+                let channel = block.channel(c), from = min(c, inputChannels - 1)
+                for i in 0..<count { channel[i] = source[i * inputChannels + from] }
             }
             processor.process(&block)
             for c in 0..<outputChannels {
-                let channel = block.channel(min(c, inputChannels - 1))
+                let channel = block.channel(min(c, processChannels - 1))
                 for i in 0..<count { staging[i * outputChannels + c] = channel[i] }
             }
             let wanted = count * outputChannels
@@ -188,10 +191,13 @@ public final class LiveAudioPath {
     private var context: LiveCallbackContext
     private var streams: [UnsafeMutableRawPointer] = []
 
+    /// - Parameter processChannels: the channels the processor works on (the input's by
+    ///   default); those beyond the input's are copies of its last: one microphone, two ears.
     public init(
         processor: some AudioProcessor, input: AudioDeviceInfo, output: AudioDeviceInfo, sampleRate: Double,
-        inputChannels: Int, outputChannels: Int, latency: LiveLatency
+        inputChannels: Int, processChannels: Int? = nil, outputChannels: Int, latency: LiveLatency
     ) throws {
+        let processChannels = processChannels ?? inputChannels
         try AudioDevices.ensureInitialized()
         try EarshotError.validate(sampleRate: sampleRate)
         try EarshotError.validate(channelCount: inputChannels)
@@ -205,10 +211,11 @@ public final class LiveAudioPath {
         self.sampleRate = sampleRate
         callbackFrames = latency.callbackFrames(sampleRate: sampleRate)
         let processor = processor
-        try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: callbackFrames, channelCount: inputChannels))
+        try EarshotError.validate(channelCount: processChannels)
+        try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: callbackFrames, channelCount: processChannels))
         // Run a quarter second of silence through once, so first-use costs (lazily allocated
         // library buffers, page faults) are paid here and not in the first device callbacks.
-        let warmUp = AudioBuffer(channelCount: inputChannels, capacityFrames: callbackFrames)
+        let warmUp = AudioBuffer(channelCount: processChannels, capacityFrames: callbackFrames)
         for _ in 0..<max(1, Int(sampleRate / 4) / callbackFrames) {
             var block = warmUp.block()
             block.clear()
@@ -240,7 +247,7 @@ public final class LiveAudioPath {
         let frames = callbackFrames, inHand = latency.inHandFrames(callbackFrames: frames, sampleRate: sampleRate)
         func makeContext(duplex: Bool) -> LiveCallbackContext {
             LiveCallbackContext(
-                processor: processor, inputChannels: inputChannels, outputChannels: outputChannels,
+                processor: processor, inputChannels: inputChannels, processChannels: processChannels, outputChannels: outputChannels,
                 maximumBlockFrames: frames, sampleRate: sampleRate, duplex: duplex, inHandFrames: inHand)
         }
         context = makeContext(duplex: isDuplex)

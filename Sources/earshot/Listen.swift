@@ -52,15 +52,19 @@ struct Listen: ParsableCommand {
     @OptionGroup var mqtt: MQTTOptions
     @OptionGroup var suppression: SuppressorOptions
     @OptionGroup var ceiling: OutputCeilingOption
+    @OptionGroup var fitting: FittingOptions
 
     @Flag(help: "Print the chain, and live the measured delay and glitches every 10 s.")
     var verbose = false
 
     func run() throws {
         let network = alerts ? try AlertNetwork.bundled() : nil
+        let fit = try fitting.fitting(), profile = try fitting.profile()
+        let ceilingDBFS = min(ceiling.maxOutputDbfs, try fit?.ceilingDBFS(calibration: profile) ?? 0)
         let chain = try ListeningChain(
             enhance: enhance, model: suppression.model, strengthDB: suppression.strength, detector: network,
-            alertSettings: try network.map(sensitivity.settings), separate: separate, maximumOutputDBFS: ceiling.maxOutputDbfs)
+            alertSettings: try network.map(sensitivity.settings), separate: separate,
+            amplification: try fit?.compression(calibration: profile), maximumOutputDBFS: ceilingDBFS)
         let outlets = try EventOutlets(hub: hub, mqtt: mqtt)
         installInterruptHandler()
         var heard: [AlertEvent] = []
@@ -97,9 +101,9 @@ struct Listen: ParsableCommand {
         defer { feed?.close() }
         let path = try LiveAudioPath(
             processor: feed.map { ProcessorChain([$0.tap, chain]) } ?? ProcessorChain([chain]), input: input, output: output, sampleRate: ListeningChain.liveRate,
-            inputChannels: 1, outputChannels: min(2, output.outputChannels), latency: latency)
+            inputChannels: 1, processChannels: fitting.audiogram == nil ? 1 : 2, outputChannels: min(2, output.outputChannels), latency: latency)
         if verbose {
-            Terminal.note("\(chain.description) at \(Int(ceiling.maxOutputDbfs)) dBFS; \(input.name) → \(output.name), "
+            Terminal.note("\(chain.description) at \(ceilingText(chain)); \(input.name) → \(output.name), "
                 + "\(path.isDuplex ? "one duplex stream" : "two streams"), \(path.callbackFrames) frames per callback at \(Int(path.sampleRate)) Hz, host buffers \(String(format: "%.1f", path.hostLatencySeconds * 1000)) ms")
         }
         try path.start()
@@ -122,6 +126,10 @@ struct Listen: ParsableCommand {
         if verbose { Terminal.note("delay \(latency.description); \(describe(counters, rate: path.sampleRate))") }
     }
 
+    private func ceilingText(_ chain: ListeningChain) -> String {
+        chain.outputGuard.map { String(format: "%.1f dBFS", $0.ceilingDBFS) } ?? "no ceiling"
+    }
+
     private func describe(_ counters: LiveCounters, rate: Double) -> String {
         String(format: "underruns %d, overruns %d, resynchronised: %.1f ms dropped, %.1f ms repeated",
                counters.underruns, counters.overruns, Double(counters.droppedFrames) / rate * 1000, Double(counters.repeatedFrames) / rate * 1000)
@@ -131,7 +139,7 @@ struct Listen: ParsableCommand {
     /// future, so the delay stays in; file to file lines up.
     private func listenThroughFiles(_ chain: ListeningChain, announce: @escaping (AlertEventTracker.Change) -> Void) throws {
         let chain = chain
-        let source: AudioSource
+        var source: AudioSource
         var fileRate: Double?
         if let input {
             let reader = try AudioFileReader(path: input)
@@ -140,6 +148,9 @@ struct Listen: ParsableCommand {
             fileRate = reader.sampleRate
         } else {
             source = try DeviceCapture(device: try inputDevice.find(), sampleRate: ListeningChain.liveRate, channelCount: 1, stop: interruptRequested)
+        }
+        if fitting.audiogram != nil {  // one microphone, two ears
+            source = try ChannelMappedSource(try ChannelMappedSource(source, channelCount: 1), channelCount: 2)
         }
         let sink: AudioSink
         if let output {
@@ -157,7 +168,7 @@ struct Listen: ParsableCommand {
         if verbose {
             try chain.prepare(ProcessSpec(sampleRate: source.sampleRate, maximumBlockFrames: runner.blockFrames, channelCount: source.channelCount))
             let milliseconds = Double(chain.latencySamples) / source.sampleRate * 1000
-            Terminal.note("\(chain.description) at \(Int(ceiling.maxOutputDbfs)) dBFS; algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
+            Terminal.note("\(chain.description) at \(ceilingText(chain)); algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
         }
         try runner.run(source: source, chain: chain, sink: sink)
         reportClipping(sink)

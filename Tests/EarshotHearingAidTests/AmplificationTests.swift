@@ -1,0 +1,136 @@
+import EarshotAlerts
+import EarshotAudiometry
+import EarshotCore
+import EarshotEnhance
+import EarshotHearingAid
+import EarshotTestSupport
+import Foundation
+import Testing
+
+/// The compressor that realises a fitting, alone and inside the listening chain.
+@Suite struct AmplificationTests {
+    static let rate = 16_000.0
+    /// S3 (sloping, severe at high frequencies) in the left ear, normal hearing in the right.
+    static let fitting = try! Prescription.fit(
+        try! PureToneAudiogram(left: [250: 30, 500: 35, 750: 47.5, 1000: 60, 1500: 70, 2000: 75, 3000: 80, 4000: 80, 6000: 85],
+                               right: [250: 0, 500: 0, 1000: 0, 2000: 0, 4000: 0, 8000: 0]),
+        maximumOutputDBSPL: 100)
+
+    /// dB SPL of a stretch (a full-scale sine is 100 dB SPL).
+    static func levelDBSPL(_ x: ArraySlice<Float>) -> Double {
+        10 * log10(x.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(x.count) / 0.5) + 100
+    }
+
+    static func tone(hz: Double, levelsDBSPL: [(seconds: Double, level: Double)]) -> [Float] {
+        var samples: [Float] = []
+        for (seconds, level) in levelsDBSPL {
+            let amplitude = pow(10, (level - 100) / 20)
+            let start = samples.count
+            samples += (0..<Int(seconds * rate)).map { Float(amplitude * sin(2 * Double.pi * hz * Double(start + $0) / rate)) }
+        }
+        return samples
+    }
+
+    static func run(_ processor: any AudioProcessor, _ channels: [[Float]]) throws -> [[Float]] {
+        try processor.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 256, channelCount: channels.count))
+        let buffer = AudioBuffer(channels: channels)
+        var done = 0
+        while done < channels[0].count {
+            let count = min(256, channels[0].count - done)
+            var block = buffer.block().frames(from: done, count: count)
+            processor.process(&block)
+            done += count
+        }
+        return (0..<channels.count).map { Array(buffer.channel($0)) }
+    }
+
+    /// Steady tones get the gain of the fitting's input/output rule, band by band, from below
+    /// the knee to beyond loud speech, and never more than the band's maximum output.
+    @Test(arguments: [1000.0, 2000.0, 4000.0])
+    func steadyTonesGetTheRulesGain(hz: Double) throws {
+        let compression = try Self.fitting.compression()
+        let band = try #require(compression.channels[0].first { $0.centreHz == hz })
+        for level in [35.0, 50, 60, 70, 80, 90] {
+            let input = Self.tone(hz: hz, levelsDBSPL: [(1.0, level)])
+            let output = try Self.run(try WideDynamicRangeCompressor(compression), [input])[0]
+            let steady = input.count / 2..<input.count
+            let gain = Self.levelDBSPL(output[steady]) - Self.levelDBSPL(input[steady])
+            let expected = band.gainDB(atLevelDBSPL: level)
+            #expect(abs(gain - expected) < 1, "\(Int(hz)) Hz at \(Int(level)) dB SPL: gain \(gain) dB, rule \(expected) dB")
+            #expect(Self.levelDBSPL(output[steady]) <= band.maximumOutputDBSPL + 0.5)
+        }
+    }
+
+    /// Level steps: the gain falls within an attack time and rises back over the release time.
+    @Test func attackIsFastAndReleaseIsSlow() throws {
+        let compression = try Self.fitting.compression()
+        let input = Self.tone(hz: 2000, levelsDBSPL: [(0.5, 50), (0.5, 85), (0.8, 50)])
+        let output = try Self.run(try WideDynamicRangeCompressor(compression), [input])[0]
+        func gain(at seconds: Double) -> Double {
+            let window = Int(seconds * Self.rate)..<Int((seconds + 0.008) * Self.rate)
+            return Self.levelDBSPL(output[window]) - Self.levelDBSPL(input[window])
+        }
+        let soft = gain(at: 0.4), loud = gain(at: 0.9)
+        #expect(soft - loud > 8, "compression between 50 and 85 dB SPL: \(soft) vs \(loud) dB")
+        #expect(abs(gain(at: 0.53) - loud) < 3, "attack: within 3 dB 30 ms after the step up")
+        #expect(soft - gain(at: 1.03) > 3, "release: still well below the soft gain 30 ms after the step down")
+        #expect(abs(gain(at: 1.6) - soft) < 1.5, "release: back within 1.5 dB after 0.6 s")
+    }
+
+    /// Each ear gets its own fitting: the normal right ear's output is its input.
+    @Test func eachEarGetsItsOwnGains() throws {
+        let compression = try Self.fitting.compression()
+        var random = SeededRandom(seed: 5)
+        let input = (0..<Int(Self.rate)).map { _ in Float(0.02 * random.nextGaussian()) }
+        let output = try Self.run(try WideDynamicRangeCompressor(compression), [input, input])
+        let steady = 4000..<input.count
+        let left = Self.levelDBSPL(output[0][steady]) - Self.levelDBSPL(input[steady])
+        let right = Self.levelDBSPL(output[1][steady]) - Self.levelDBSPL(input[steady])
+        #expect(left > 15, "the S3 ear is amplified: \(left) dB")
+        #expect(abs(right) < 0.3, "the normal ear is not: \(right) dB")
+    }
+
+    @Test(arguments: [16_000.0, 48_000.0])
+    func compressorKeepsTheContract(rate: Double) throws {
+        let compression = try Self.fitting.compression()
+        var contract = ProcessorContract(sampleRate: rate, channelCount: 2) { try WideDynamicRangeCompressor(compression) }
+        contract.latencyTolerance = 2
+        try expectKept(contract)
+    }
+
+    /// The whole chain, detector → suppressor → amplification → guard: the contract, no added
+    /// delay over the suppressor alone, and no sample over the ceiling even for a loud input.
+    @Test func listeningChainAmplifiesWithinTheSameDelay() throws {
+        let network = try AlertNetwork.bundled()
+        let compression = try Self.fitting.compression()
+        let scene = ListeningContractTests.scene(rate: 48_000)[0]
+        let make = { try ListeningChain(detector: network, amplification: compression, maximumOutputDBFS: -6) }
+        var contract = ProcessorContract(sampleRate: 48_000, input: [scene, scene]) { try make() }
+        contract.latencyTolerance = 2
+        try expectKept(contract)
+
+        let chain = try make(), plain = try ListeningChain(detector: network, maximumOutputDBFS: -6)
+        try chain.prepare(ProcessSpec(sampleRate: 48_000, maximumBlockFrames: 512, channelCount: 2))
+        try plain.prepare(ProcessSpec(sampleRate: 48_000, maximumBlockFrames: 512, channelCount: 1))
+        #expect(chain.latencySamples == plain.latencySamples && chain.latencySamples <= 480)
+
+        let loud = scene.map { $0 * 3 }
+        let output = try Self.run48(chain, [loud, loud])
+        let ceiling = Float(pow(10, -6.0 / 20))
+        #expect(output.allSatisfy { $0.allSatisfy { abs($0) <= ceiling } })
+        let left = Self.levelDBSPL(output[0][24_000...]), right = Self.levelDBSPL(output[1][24_000...])
+        #expect(left > right + 6, "the S3 ear hears more: \(left) vs \(right) dB SPL")
+    }
+
+    static func run48(_ processor: any AudioProcessor, _ channels: [[Float]]) throws -> [[Float]] {
+        let buffer = AudioBuffer(channels: channels)
+        var done = 0
+        while done < channels[0].count {
+            let count = min(512, channels[0].count - done)
+            var block = buffer.block().frames(from: done, count: count)
+            processor.process(&block)
+            done += count
+        }
+        return (0..<channels.count).map { Array(buffer.channel($0)) }
+    }
+}

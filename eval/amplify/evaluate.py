@@ -1,0 +1,232 @@
+"""Amplification for hearing loss, scored with HASPI and HASQI (pyclarity), against the Clarity baseline.
+
+Listeners: the Bisgaard et al. (2010) standard audiograms N1–N4 and S1–S3, the same in both ears
+(so the better ear is either ear, and one ear is scored). Speech: LibriSpeech read speech from the
+development speakers only (training/realaudio.py: never heard by any Earshot model), 3 s per item,
+at 55, 65 and 75 dB SPL, in quiet and in real noise (the development part of the background
+recordings) at +5 and +15 dB SNR; `--per-cell` items per listener, level and condition (seeded).
+Calibration: a full-scale sine is 100 dB SPL (Earshot's default), so RMS 1 is 103 dB SPL, the
+`level1` the metrics get.
+
+Systems:
+  unprocessed        the noisy speech as it arrives;
+  Clarity baseline   pyclarity's NAL-R FIR (220 taps) and compressor with the CEC2 baseline's
+                     settings, then its tanh soft clip;
+  Earshot WDRC       `earshot amplify --audiogram A` (no noise reduction);
+  Earshot NR + WDRC  `earshot listen IN -o OUT --audiogram A --max-output-dbfs 0`: the whole
+                     listening chain, alert detector, noise suppressor and amplification, with
+                     the same 100 dB SPL ceiling as `amplify` (listen's own default is −6 dBFS).
+HASPI's reference is the clean speech at its presented level; HASQI's is the clean speech through
+the same NAL-R FIR (as Clarity scores quality: against NAL-R-amplified clean speech). Every output
+of Earshot is also checked against its maximum output: no sample above the ceiling.
+
+    .venv/bin/python eval/amplify/evaluate.py --earshot .build/release/earshot --data ../shared/data
+"""
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+
+import numpy as np
+import soundfile as sf
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
+import realaudio  # noqa: E402
+
+RATE = realaudio.RATE
+FREQUENCIES = [250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
+BISGAARD = {  # dB HL at FREQUENCIES (Bisgaard, Vlaming & Dahlquist 2010)
+    "N1": [10, 10, 10, 10, 10, 10, 15, 20, 30, 40],
+    "N2": [20, 20, 20, 22.5, 25, 30, 35, 40, 45, 50],
+    "N3": [35, 35, 35, 35, 40, 45, 50, 55, 60, 65],
+    "N4": [55, 55, 55, 55, 55, 60, 65, 70, 75, 80],
+    "S1": [10, 10, 10, 10, 10, 10, 15, 30, 55, 70],
+    "S2": [20, 20, 20, 22.5, 25, 35, 55, 75, 95, 95],
+    "S3": [30, 30, 35, 47.5, 60, 70, 75, 80, 80, 85],
+}
+LEVELS = [55, 65, 75]
+CONDITIONS = [("quiet", None), ("+15 dB", 15), ("+5 dB", 5)]
+LEVEL1 = 100 + 10 * np.log10(2)  # dB SPL of RMS 1 when a full-scale sine is 100 dB SPL
+SECONDS = 3.0
+SYSTEMS = ["unprocessed", "Clarity baseline", "Earshot WDRC", "Earshot NR + WDRC"]
+MAX_OUTPUT_DBSPL = 100.0
+
+
+def build_items(data, out, per_cell, seed):
+    path = os.path.join(out, "items.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            items = json.load(f)
+        if len(items) == len(BISGAARD) * len(LEVELS) * len(CONDITIONS) * per_cell:
+            return items
+    bank = realaudio.Bank(data, "dev")
+    if not bank:
+        sys.exit(f"no development speech or noise under {data}")
+    rng = np.random.default_rng(seed)
+    n = int(SECONDS * RATE)
+    items = []
+    os.makedirs(os.path.join(out, "audio"), exist_ok=True)
+    for listener in BISGAARD:
+        for level in LEVELS:
+            for condition, snr in CONDITIONS:
+                for k in range(per_cell):
+                    speech = bank.speech[int(rng.integers(len(bank.speech)))]
+                    # The 3 s with the most speech in them (read speech has few pauses).
+                    starts = np.arange(0, max(1, len(speech) - n), RATE // 4)
+                    energy = [np.sum(speech[s:s + n] ** 2) for s in starts]
+                    start = int(starts[int(np.argmax(energy))]) if rng.random() < 0.5 else int(rng.choice(starts))
+                    clean = np.pad(speech[start:start + n], (0, max(0, n - len(speech[start:start + n]))))
+                    clean = clean * 10 ** ((level - LEVEL1) / 20) / realaudio.rms(clean)
+                    mix = clean.copy()
+                    if snr is not None:
+                        noise = bank.noise[int(rng.integers(len(bank.noise)))]
+                        at = int(rng.integers(0, len(noise) - n))
+                        noise = noise[at:at + n]
+                        mix = clean + noise * realaudio.rms(clean) / realaudio.rms(noise) * 10 ** (-snr / 20)
+                    name = f"{listener}-{level}-{condition.replace(' ', '').replace('+', 'p')}-{k}"
+                    sf.write(os.path.join(out, "audio", name + "-clean.wav"), clean.astype(np.float32), RATE, subtype="FLOAT")
+                    sf.write(os.path.join(out, "audio", name + "-mix.wav"), mix.astype(np.float32), RATE, subtype="FLOAT")
+                    items.append({"name": name, "listener": listener, "level": level, "condition": condition, "k": k})
+    with open(path, "w") as f:
+        json.dump(items, f, indent=1)
+    return items
+
+
+def audiogram(listener):
+    from clarity.utils.audiogram import Audiogram
+    return Audiogram(levels=np.array(BISGAARD[listener], dtype=float), frequencies=np.array(FREQUENCIES, dtype=float))
+
+
+def nal_r(signal, listener):
+    from clarity.enhancer.nalr import NALR
+    enhancer = NALR(nfir=220, sample_rate=RATE)
+    fir, _ = enhancer.build(audiogram(listener))
+    return enhancer.apply(fir, signal)[110:110 + len(signal)]  # the linear-phase FIR's delay taken out
+
+
+def clarity_baseline(mix, listener):
+    from clarity.enhancer.compressor import Compressor
+    compressor = Compressor(fs=RATE, threshold=0.35, attenuation=0.1, attack=50, release=1000, rms_buffer_size=0.064)
+    out, _, _ = compressor.process(nal_r(mix, listener))
+    return np.tanh(out)
+
+
+def earshot(args, command, mix_path, listener_file, out_path):
+    full = [args.earshot] + command[:1] + [mix_path, "-o", out_path, "--audiogram", listener_file] + command[1:]
+    result = subprocess.run(full, capture_output=True, text=True)
+    if result.returncode != 0:
+        sys.exit(f"{' '.join(full)} failed: {result.stderr.strip()}")
+    x, rate = sf.read(out_path, dtype="float64", always_2d=True)
+    assert rate == RATE and x.shape[1] == 2
+    return x[:, 0]  # left ear; the audiograms are symmetric
+
+
+def score(job):
+    """(HASPI, HASQI) of one processed signal."""
+    from clarity.evaluator.haspi import haspi_v2
+    from clarity.evaluator.hasqi import hasqi_v2
+    clean, nal_r_clean, processed, listener = job
+    np.random.seed(0)
+    haspi, _ = haspi_v2(clean, RATE, processed, RATE, audiogram(listener), LEVEL1)
+    np.random.seed(0)
+    hasqi = hasqi_v2(nal_r_clean, RATE, processed, RATE, audiogram(listener), LEVEL1)[0]
+    return float(haspi), float(hasqi)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--earshot", required=True)
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--out", default="eval/data/amplify")
+    parser.add_argument("--per-cell", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=17)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--listeners", default=",".join(BISGAARD))
+    parser.add_argument("--systems", default=",".join(SYSTEMS))
+    parser.add_argument("--quick", action="store_true", help="only the first item of each cell (for tuning)")
+    args = parser.parse_args()
+    if not os.path.isdir(os.path.join(args.data, "speech", "librispeech")):
+        sys.exit(f"skipped: no LibriSpeech under {args.data}/speech/librispeech (see ../shared/data/SOURCES.md)")
+    os.makedirs(args.out, exist_ok=True)
+    items = build_items(args.data, args.out, args.per_cell, args.seed)
+    listeners = args.listeners.split(",")
+    systems = args.systems.split(",")
+    items = [i for i in items if i["listener"] in listeners and not (args.quick and i["k"] > 0)]
+    cache_path = os.path.join(args.out, "scores.json")
+    cache = json.load(open(cache_path)) if os.path.exists(cache_path) else {}
+
+    work = tempfile.mkdtemp(prefix="earshot-amplify-")
+    for listener in listeners:
+        with open(os.path.join(work, listener + ".json"), "w") as f:
+            ear = {str(hz): level for hz, level in zip(FREQUENCIES, BISGAARD[listener])}
+            json.dump({"left": ear, "right": ear}, f)
+    ceiling = 10 ** ((MAX_OUTPUT_DBSPL - 100) / 20)
+    outputs, peaks, jobs, keys = {}, {s: 0.0 for s in systems}, [], []
+    for item in items:
+        audio = os.path.join(args.out, "audio", item["name"])
+        clean = sf.read(audio + "-clean.wav", dtype="float64")[0]
+        mix = sf.read(audio + "-mix.wav", dtype="float64")[0]
+        nal_r_clean = nal_r(clean, item["listener"])
+        listener_file = os.path.join(work, item["listener"] + ".json")
+        for system in systems:
+            if system == "unprocessed":
+                processed = mix
+            elif system == "Clarity baseline":
+                processed = clarity_baseline(mix, item["listener"])
+            elif system == "Earshot WDRC":
+                processed = earshot(args, ["amplify"], audio + "-mix.wav", listener_file, os.path.join(work, "out.wav"))
+            else:
+                processed = earshot(args, ["listen", "--max-output-dbfs", "0"], audio + "-mix.wav", listener_file, os.path.join(work, "out.wav"))
+            if system.startswith("Earshot"):
+                peaks[system] = max(peaks[system], float(np.max(np.abs(processed))))
+            key = item["name"] + ":" + hashlib.sha1(processed.astype(np.float32).tobytes()).hexdigest()
+            outputs[(item["name"], system)] = key
+            if key not in cache and key not in keys:
+                keys.append(key)
+                jobs.append((clean, nal_r_clean, processed, item["listener"]))
+    print(f"{len(items)} items × {len(systems)} systems; scoring {len(jobs)} new outputs on {args.jobs} processes", file=sys.stderr)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for done, (key, result) in enumerate(zip(keys, pool.map(score, jobs, chunksize=1))):
+            cache[key] = result
+            if done % 20 == 19:
+                json.dump(cache, open(cache_path, "w"))
+    json.dump(cache, open(cache_path, "w"))
+
+    def mean(system, metric, **where):
+        values = [cache[outputs[(i["name"], system)]][metric] for i in items if all(i[k] == v for k, v in where.items())]
+        return float(np.mean(values))
+
+    print(f"\n## Amplification: HASPI / HASQI (pyclarity), {len(items) // len(listeners)} items per listener, "
+          "LibriSpeech development speakers, real noise\n")
+    print("| listener | " + " | ".join(systems) + " |")
+    print("| --- | " + " | ".join("---" for _ in systems) + " |")
+    for listener in listeners + ["mean"]:
+        where = {} if listener == "mean" else {"listener": listener}
+        cells = [f"{mean(s, 0, **where):.3f} / {mean(s, 1, **where):.3f}" for s in systems]
+        print(f"| {'**mean**' if listener == 'mean' else listener} | " + " | ".join(cells) + " |")
+    for field, values in (("level", LEVELS), ("condition", [c for c, _ in CONDITIONS])):
+        print(f"\n| {field} | " + " | ".join(systems) + " |")
+        print("| --- | " + " | ".join("---" for _ in systems) + " |")
+        for value in values:
+            label = f"{value} dB SPL" if field == "level" else value
+            print(f"| {label} | " + " | ".join(f"{mean(s, 0, **{field: value}):.3f} / {mean(s, 1, **{field: value}):.3f}" for s in systems) + " |")
+    if "Clarity baseline" in systems:
+        print()
+        for system in [s for s in systems if s.startswith("Earshot")]:
+            haspi = mean(system, 0) - mean("Clarity baseline", 0)
+            hasqi = mean(system, 1) - mean("Clarity baseline", 1)
+            print(f"{system} − Clarity baseline: HASPI {haspi:+.3f} (goal ≥ +0.02), HASQI {hasqi:+.3f} (goal ≥ −0.02)")
+    for system in [s for s in systems if s.startswith("Earshot")]:
+        peak = 20 * np.log10(max(peaks[system], 1e-12)) + 100
+        verdict = "never exceeded" if peaks[system] <= ceiling * (1 + 1e-6) else "EXCEEDED"
+        print(f"{system}: loudest sample {peak:.1f} dB SPL, maximum output {MAX_OUTPUT_DBSPL:.0f} dB SPL {verdict}")
+        if verdict == "EXCEEDED":
+            sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
