@@ -4,6 +4,7 @@
 // population. `earshot-bench core|enhance|room|audiometry` runs one group.
 import CAllocationCounter
 import EarshotAlerts
+import EarshotAudiometry
 import EarshotCore
 import EarshotHearingAid
 import EarshotDSP
@@ -162,6 +163,21 @@ func enhanceRows(_ table: inout Table) throws {
                       String(format: "worst block %.0f µs = %.1f %% of its %.2f ms; ", chain.worstBlockSeconds * 1e6,
                              100 * chain.worstBlockSeconds / deadline, deadline * 1000) + allocationNote(chain.allocations))
         }
+        // The hearing aid for a sloping severe loss (Bisgaard S3) in both ears: one microphone,
+        // two ears, the compressor inside the suppressor's STFT.
+        let s3: [Double: Double] = [250: 30, 500: 35, 750: 47.5, 1000: 60, 1500: 70, 2000: 75, 3000: 80, 4000: 80, 6000: 85]
+        let compression = try Prescription.fit(try PureToneAudiogram(left: s3, right: s3)).compression()
+        for chainBlock in [64, block] {
+            let chain = try measure({ try ListeningChain(detector: network, amplification: compression, maximumOutputDBFS: -6) },
+                                    rate: rate, channels: 2, block: chainBlock)
+            let deadline = Double(chainBlock) / rate
+            table.add("Listening chain with amplification (detector → suppressor → WDRC → guard), two ears, \(Int(rate / 1000)) kHz, \(chainBlock)-sample blocks",
+                      realTimeFactor: chain.realTimeFactor,
+                      String(format: "worst block %.0f µs = %.1f %% of its %.2f ms; ", chain.worstBlockSeconds * 1e6,
+                             100 * chain.worstBlockSeconds / deadline, deadline * 1000) + allocationNote(chain.allocations))
+        }
+        let amplifier = try measure({ try WideDynamicRangeCompressor(compression) }, rate: rate, channels: 2, block: block)
+        table.add("WDRC alone (10 bands), two ears, \(Int(rate / 1000)) kHz", realTimeFactor: amplifier.realTimeFactor, allocationNote(amplifier.allocations))
         let separating = try measure({ () -> NoiseSuppressor in
             let suppressor = try NoiseSuppressor(separatesAlerts: true)
             suppressor.alertSounding = true

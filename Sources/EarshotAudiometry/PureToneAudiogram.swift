@@ -41,7 +41,8 @@ public struct PureToneAudiogram: Equatable, Sendable {
                 guard let hz = Double(key), hz.isFinite else {
                     throw EarshotError.invalidArgument("\(source): \(ear.rawValue) ear: \"\(key)\" is not a frequency in Hz")
                 }
-                guard let number = value as? NSNumber, !(value is Bool) else {
+                // (A JSON number arrives as NSNumber, which also bridges to Bool: ask for the type.)
+                guard let number = value as? NSNumber, type(of: value) != Bool.self else {
                     throw EarshotError.invalidArgument("\(source): \(ear.rawValue) ear at \(key) Hz: \(value) is not a level in dB HL")
                 }
                 ears[hz] = number.doubleValue
