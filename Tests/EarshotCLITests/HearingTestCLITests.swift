@@ -83,6 +83,16 @@ func driveProtocol(_ arguments: [String], threshold: Double, environment dir: UR
             #expect(png.prefix(8) == Data([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]))
             let json = try earshot("audiogram", "show", "1", "--db", db, "--format", "json")
             #expect(json.status == 0 && json.stdout.contains("\"whoGrade\":\"moderate\""))
+
+            // The stored result is fitted by its id.
+            let fit = try earshot("fit", "--audiogram", "1", "--db", db, "--format", "json")
+            #expect(fit.status == 0, "\(fit.stderr)")
+            let fitting = try #require(try JSONSerialization.jsonObject(with: fit.stdoutData) as? [String: Any])
+            let bands = try #require(fitting["right"] as? [[String: Any]])
+            let at1k = try #require(bands.first { $0["centreHz"] as? Double == 1000 }?["thresholdDBHL"] as? Double)
+            #expect(abs(at1k - 35) <= 10, "the measured threshold, about 35 dB HL: \(at1k)")
+            let missing = try earshot("fit", "--audiogram", "2", "--db", db)
+            #expect(missing.status == 2 && missing.stderr.contains("no stored test has id 2"), "\(missing.stderr)")
         }
     }
 
