@@ -156,7 +156,7 @@ public struct CompressionStage: SpectralStage {
         guard c < levels.count else { return }
         let bins = spectrum.count / 2
         let fullScale = Float(compression.fullScaleDBSPL)
-        let channelBands = compression.channels[min(c, compression.channels.count - 1)]
+        let channelBands = bands(c)
         powers[c].withUnsafeMutableBufferPointer { power in
             for b in power.indices { power[b] = 0 }
             bandOfBin[c].withUnsafeBufferPointer { owner in
