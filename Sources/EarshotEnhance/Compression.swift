@@ -100,10 +100,11 @@ public struct CompressionStage: SpectralStage {
     /// Per channel and bin: the band centre at or below it, and the weight of the next one.
     private var lowerBand: [[Int]] = []
     private var upperWeight: [[Float]] = []
-    /// Per channel and band: the smoothed level (dB SPL), the band's power this frame, its gain.
+    /// Per channel and band: the smoothed level (dB SPL).
     private var levels: [[Float]] = []
-    private var powers: [[Float]] = []
-    private var bandGains: [[Float]] = []
+    /// Per band, for the frame at hand: its power, then its gain in dB.
+    private var power: [Float] = []
+    private var bandGains: [Float] = []
     private var firstFrame: [Bool] = []
 
     public init(compression: Compression, frameSize: Int, hop: Int) {
@@ -124,7 +125,7 @@ public struct CompressionStage: SpectralStage {
         attack = Float(exp(-hopSeconds / compression.attackSeconds))
         release = Float(exp(-hopSeconds / compression.releaseSeconds))
         let binHz = spec.sampleRate / Double(frameSize)
-        bandOfBin = []; lowerBand = []; upperWeight = []; levels = []; powers = []; bandGains = []
+        bandOfBin = []; lowerBand = []; upperWeight = []; levels = []
         for c in 0..<spec.channelCount {
             let centres = bands(c).map(\.centreHz)
             let edges = zip(centres, centres.dropFirst()).map { ($0 * $1).squareRoot() }
@@ -142,9 +143,10 @@ public struct CompressionStage: SpectralStage {
             }
             bandOfBin.append(owner); lowerBand.append(lower); upperWeight.append(weight)
             levels.append([Float](repeating: 0, count: centres.count))
-            powers.append([Float](repeating: 0, count: centres.count))
-            bandGains.append([Float](repeating: 0, count: centres.count))
         }
+        let mostBands = compression.channels.map(\.count).max() ?? 0
+        power = [Float](repeating: 0, count: mostBands)
+        bandGains = [Float](repeating: 0, count: mostBands)
         firstFrame = [Bool](repeating: true, count: spec.channelCount)
     }
 
@@ -157,32 +159,31 @@ public struct CompressionStage: SpectralStage {
         let bins = spectrum.count / 2
         let fullScale = Float(compression.fullScaleDBSPL)
         let channelBands = bands(c)
-        powers[c].withUnsafeMutableBufferPointer { power in
-            for b in power.indices { power[b] = 0 }
-            bandOfBin[c].withUnsafeBufferPointer { owner in
-                for k in 0..<bins { power[owner[k]] += spectrum[2 * k] * spectrum[2 * k] + spectrum[2 * k + 1] * spectrum[2 * k + 1] }
+        for b in channelBands.indices { power[b] = 0 }
+        bandOfBin[c].withUnsafeBufferPointer { owner in
+            for k in 0..<bins { power[owner[k]] += spectrum[2 * k] * spectrum[2 * k] + spectrum[2 * k + 1] * spectrum[2 * k + 1] }
+        }
+        for b in channelBands.indices {
+            let level = 10 * log10f(power[b] * powerScale + 1e-12) + fullScale
+            var smoothed = levels[c][b]
+            if firstFrame[c] { smoothed = level } else {
+                let coefficient = level > smoothed ? attack : release
+                smoothed = coefficient * smoothed + (1 - coefficient) * level
             }
-            for b in power.indices {
-                let level = 10 * log10f(power[b] * powerScale + 1e-12) + fullScale
-                var smoothed = levels[c][b]
-                if firstFrame[c] { smoothed = level } else {
-                    let coefficient = level > smoothed ? attack : release
-                    smoothed = coefficient * smoothed + (1 - coefficient) * level
-                }
-                levels[c][b] = smoothed
-                bandGains[c][b] = Float(channelBands[b].gainDB(atLevelDBSPL: Double(smoothed)))
-            }
+            levels[c][b] = smoothed
+            bandGains[b] = Float(channelBands[b].gainDB(atLevelDBSPL: Double(smoothed)))
         }
         firstFrame[c] = false
-        let gains = bandGains[c]
-        lowerBand[c].withUnsafeBufferPointer { lower in
-            upperWeight[c].withUnsafeBufferPointer { weight in
-                for k in 0..<bins {
-                    let i = lower[k], w = weight[k]
-                    let gainDB = w == 0 ? gains[i] : gains[i] + w * (gains[i + 1] - gains[i])
-                    let gain = expf(gainDB * 0.115129255)  // 10^(dB/20)
-                    spectrum[2 * k] *= gain
-                    spectrum[2 * k + 1] *= gain
+        bandGains.withUnsafeBufferPointer { gains in
+            lowerBand[c].withUnsafeBufferPointer { lower in
+                upperWeight[c].withUnsafeBufferPointer { weight in
+                    for k in 0..<bins {
+                        let i = lower[k], w = weight[k]
+                        let gainDB = w == 0 ? gains[i] : gains[i] + w * (gains[i + 1] - gains[i])
+                        let gain = expf(gainDB * 0.115129255)  // 10^(dB/20)
+                        spectrum[2 * k] *= gain
+                        spectrum[2 * k + 1] *= gain
+                    }
                 }
             }
         }

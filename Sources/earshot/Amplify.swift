@@ -43,46 +43,11 @@ struct Amplify: ParsableCommand {
         guard source.channelCount <= 2 else {
             throw EarshotError.invalidArgument("\(input): \(source.channelCount) channels; amplify takes mono, or stereo as left and right")
         }
-        let ears = try ChannelMappedSource(source, channelCount: 2)
-        let rate = source.sampleRate, native = NoiseSuppressor.nativeRate(for: rate)
-        let inputFormat = (source as? AudioFileReader)?.info.sampleFormat
-        let fileSink = try raw.openSink(output, sampleRate: rate, channelCount: 2, sampleFormat: nil, inputSampleFormat: inputFormat)
-        // The guard works on what is written, after any resampling, so no written sample can overshoot it.
-        let guarded = try GuardedSink(fileSink, guard: OutputLevelGuard(ceilingDBFS: ceiling), sampleRate: rate, channelCount: 2)
-        let processed: AudioSource = native == rate ? ears : try ResampledSource(ears, sampleRate: native)
-        let sink: AudioSink = native == rate ? guarded : try ResampledSink(guarded, from: native, to: rate, channelCount: 2)
-        let total = (source as? AudioFileReader)?.info.frameCount ?? 0
-        let progress = ProgressBar(label: "Amplifying", total: total)
-        let report = try Runner(blockFrames: 1024, progress: { _ in
-            if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
-        }).run(source: processed, chain: compressor, sink: sink)
-        reportClipping(sink)
-        progress.finish()
+        let run = NativeRateRun(source: source, output: output, raw: raw, channelCount: 2, label: "Amplifying")
+        let latency = try run.run(compressor, outputGuard: OutputLevelGuard(ceilingDBFS: ceiling))
         if verbose {
-            let milliseconds = Double(report.latencySamples) / native * 1000
-            Terminal.note("\(fit.rule.rawValue) compressor at \(Int(native)) Hz (\(String(format: "%.2f", milliseconds)) ms, compensated) → output guard at \(String(format: "%.1f", ceiling)) dBFS (\(Int(fit.maximumOutputDBSPL)) dB SPL)")
+            let milliseconds = Double(latency) / run.nativeRate * 1000
+            Terminal.note("\(fit.rule.rawValue) compressor at \(Int(run.nativeRate)) Hz (\(String(format: "%.2f", milliseconds)) ms, compensated) → output guard at \(String(format: "%.1f", ceiling)) dBFS (\(Int(fit.maximumOutputDBSPL)) dB SPL)")
         }
     }
-}
-
-/// A sink that passes every block through a zero-delay processor (the output guard) first.
-final class GuardedSink: AudioSink {
-    let downstream: AudioSink
-    private let processor: any AudioProcessor
-
-    init(_ downstream: AudioSink, guard processor: any AudioProcessor, sampleRate: Double, channelCount: Int) throws {
-        precondition(processor.latencySamples == 0)
-        try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: 1 << 20, channelCount: channelCount))
-        self.downstream = downstream
-        self.processor = processor
-    }
-
-    func write(_ block: AudioBlock) throws {
-        var block = block
-        processor.process(&block)
-        try downstream.write(block)
-    }
-
-    func finish() throws { try downstream.finish() }
-    func discard() { downstream.discard() }
 }

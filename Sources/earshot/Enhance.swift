@@ -31,21 +31,12 @@ struct Enhance: ParsableCommand {
     func run() throws {
         let suppressor = try NoiseSuppressor(model: suppression.model, strengthDB: suppression.strength)
         let source = try raw.openSource(input)
-        let rate = source.sampleRate, native = NoiseSuppressor.nativeRate(for: rate)
-        let inputFormat = (source as? AudioFileReader)?.info.sampleFormat
-        let fileSink = try raw.openSink(output, sampleRate: rate, channelCount: source.channelCount, sampleFormat: nil, inputSampleFormat: inputFormat)
-        let processed: AudioSource = native == rate ? source : try ResampledSource(source, sampleRate: native)
-        let sink: AudioSink = native == rate ? fileSink : try ResampledSink(fileSink, from: native, to: rate, channelCount: source.channelCount)
-        let total = (source as? AudioFileReader)?.info.frameCount ?? 0
-        let progress = ProgressBar(label: "Enhancing", total: total)
-        let report = try Runner(blockFrames: 1024, progress: { _ in
-            if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
-        }).run(source: processed, chain: suppressor, sink: sink)
-        reportClipping(sink)
-        progress.finish()
+        let run = NativeRateRun(source: source, output: output, raw: raw, channelCount: source.channelCount, label: "Enhancing")
+        let latency = try run.run(suppressor)
+        let rate = source.sampleRate, native = run.nativeRate
         if verbose {
-            let milliseconds = Double(report.latencySamples) / native * 1000
-            var chain = "\(suppression.model) noise suppressor at \(Int(native)) Hz: \(report.latencySamples) samples = \(String(format: "%.2f", milliseconds)) ms algorithmic delay"
+            let milliseconds = Double(latency) / native * 1000
+            var chain = "\(suppression.model) noise suppressor at \(Int(native)) Hz: \(latency) samples = \(String(format: "%.2f", milliseconds)) ms algorithmic delay"
             if native != rate { chain = "soxr \(Int(rate))→\(Int(native)) Hz → " + chain + " → soxr back to \(Int(rate)) Hz (phase-aligned)" }
             Terminal.note(chain + "; compensated in the output")
         }

@@ -31,12 +31,13 @@ import Testing
         return samples
     }
 
-    static func run(_ processor: any AudioProcessor, _ channels: [[Float]]) throws -> [[Float]] {
-        try processor.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 256, channelCount: channels.count))
+    /// Prepares `processor` and runs `channels` through it in blocks of `blockFrames`.
+    static func run(_ processor: any AudioProcessor, _ channels: [[Float]], sampleRate: Double = rate, blockFrames: Int = 256) throws -> [[Float]] {
+        try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: blockFrames, channelCount: channels.count))
         let buffer = AudioBuffer(channels: channels)
         var done = 0
         while done < channels[0].count {
-            let count = min(256, channels[0].count - done)
+            let count = min(blockFrames, channels[0].count - done)
             var block = buffer.block().frames(from: done, count: count)
             processor.process(&block)
             done += count
@@ -112,27 +113,14 @@ import Testing
         try expectKept(contract)
 
         let chain = try make(), plain = try ListeningChain(detector: network, maximumOutputDBFS: -6)
-        try chain.prepare(ProcessSpec(sampleRate: 48_000, maximumBlockFrames: 512, channelCount: 2))
+        let loud = scene.map { $0 * 3 }
+        let output = try Self.run(chain, [loud, loud], sampleRate: 48_000, blockFrames: 512)
         try plain.prepare(ProcessSpec(sampleRate: 48_000, maximumBlockFrames: 512, channelCount: 1))
         #expect(chain.latencySamples == plain.latencySamples && chain.latencySamples <= 480)
-
-        let loud = scene.map { $0 * 3 }
-        let output = try Self.run48(chain, [loud, loud])
         let ceiling = Float(pow(10, -6.0 / 20))
         #expect(output.allSatisfy { $0.allSatisfy { abs($0) <= ceiling } })
         let left = Self.levelDBSPL(output[0][24_000...]), right = Self.levelDBSPL(output[1][24_000...])
         #expect(left > right + 6, "the S3 ear hears more: \(left) vs \(right) dB SPL")
     }
 
-    static func run48(_ processor: any AudioProcessor, _ channels: [[Float]]) throws -> [[Float]] {
-        let buffer = AudioBuffer(channels: channels)
-        var done = 0
-        while done < channels[0].count {
-            let count = min(512, channels[0].count - done)
-            var block = buffer.block().frames(from: done, count: count)
-            processor.process(&block)
-            done += count
-        }
-        return (0..<channels.count).map { Array(buffer.channel($0)) }
-    }
 }

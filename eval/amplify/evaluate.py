@@ -36,18 +36,9 @@ import soundfile as sf
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
 import realaudio  # noqa: E402
+from bisgaard import AUDIOGRAMS as BISGAARD, FREQUENCIES  # noqa: E402
 
 RATE = realaudio.RATE
-FREQUENCIES = [250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
-BISGAARD = {  # dB HL at FREQUENCIES (Bisgaard, Vlaming & Dahlquist 2010)
-    "N1": [10, 10, 10, 10, 10, 10, 15, 20, 30, 40],
-    "N2": [20, 20, 20, 22.5, 25, 30, 35, 40, 45, 50],
-    "N3": [35, 35, 35, 35, 40, 45, 50, 55, 60, 65],
-    "N4": [55, 55, 55, 55, 55, 60, 65, 70, 75, 80],
-    "S1": [10, 10, 10, 10, 10, 10, 15, 30, 55, 70],
-    "S2": [20, 20, 20, 22.5, 25, 35, 55, 75, 95, 95],
-    "S3": [30, 30, 35, 47.5, 60, 70, 75, 80, 80, 85],
-}
 LEVELS = [55, 65, 75]
 CONDITIONS = [("quiet", None), ("+15 dB", 15), ("+5 dB", 5)]
 LEVEL1 = 100 + 10 * np.log10(2)  # dB SPL of RMS 1 when a full-scale sine is 100 dB SPL

@@ -8,21 +8,18 @@ The gains are read where pyclarity hands them to its interpolator, so no FIR des
 """
 import json
 import os
+import sys
 
 import numpy as np
 import scipy.interpolate
 from clarity.enhancer import nalr as nalr_module
 from clarity.utils.audiogram import Audiogram
 
-FREQUENCIES = [250, 375, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000]
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "eval", "amplify"))
+from bisgaard import AUDIOGRAMS as BISGAARD, FREQUENCIES  # noqa: E402
+
 AUDIOGRAMS = {
-    "N1": [10, 10, 10, 10, 10, 10, 15, 20, 30, 40],
-    "N2": [20, 20, 20, 22.5, 25, 30, 35, 40, 45, 50],
-    "N3": [35, 35, 35, 35, 40, 45, 50, 55, 60, 65],
-    "N4": [55, 55, 55, 55, 55, 60, 65, 70, 75, 80],
-    "S1": [10, 10, 10, 10, 10, 10, 15, 30, 55, 70],
-    "S2": [20, 20, 20, 22.5, 25, 35, 55, 75, 95, 95],
-    "S3": [30, 30, 35, 47.5, 60, 70, 75, 80, 80, 85],
+    **BISGAARD,
     "profound": [70, 75, 80, 85, 90, 95, 100, 105, 110, 110],
 }
 
