@@ -18,11 +18,12 @@ public struct TokenStore: Sendable {
         return text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
     }
 
-    /// Makes, keeps and returns a new token: 32 characters from 192 random bits.
+    /// Makes, keeps and returns a new token: 32 letters and digits, about 190 random bits.
+    /// Letters and digits only, so a token is never taken for an option on a command line.
     public func create() throws -> String {
         var generator = SystemRandomNumberGenerator()
-        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
-        let token = String((0..<32).map { _ in alphabet[Int(generator.next() % 64)] })
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
+        let token = String((0..<32).map { _ in alphabet.randomElement(using: &generator)! })
         let text = (try all() + [token]).joined(separator: "\n") + "\n"
         try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
         try AtomicFile.write(Data(text.utf8), to: path)

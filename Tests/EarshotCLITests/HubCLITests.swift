@@ -107,6 +107,18 @@ final class RunningHub: @unchecked Sendable {
         }
     }
 
+    /// Tokens are letters and digits only: one beginning with "-" would be read as an option
+    /// after `--token`.
+    @Test func tokensAreSafeOnACommandLine() throws {
+        try withTemporaryDirectory { dir in
+            let store = TokenStore(directory: dir.path)
+            let made = try (0..<200).map { _ in try store.create() }
+            #expect(Set(made).count == 200 && made.allSatisfy { $0.count == 32 })
+            #expect(made.allSatisfy { $0.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber) } }, "\(made)")
+            #expect(try store.all() == made)
+        }
+    }
+
     /// Every malformed request is refused with a message, the hub stays up, and nothing of a
     /// refused request is stored.
     @Test func malformedRequestsAreRefusedAndNothingIsStored() async throws {

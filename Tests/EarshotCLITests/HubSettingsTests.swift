@@ -94,7 +94,8 @@ import Testing
             let bin = dir.appendingPathComponent("bin"), log = dir.appendingPathComponent("notifications")
             try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
             let script = bin.appendingPathComponent("notify-send")
-            try "#!/bin/sh\nprintf '%s|' \"$@\" >> '\(log.path)'\necho >> '\(log.path)'\n".write(to: script, atomically: true, encoding: .utf8)
+            // One write per notification, so two at once cannot interleave within a line.
+            try "#!/bin/sh\nline=$(printf '%s|' \"$@\")\nprintf '%s\\n' \"$line\" >> '\(log.path)'\n".write(to: script, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
             let monitor = Process()
             monitor.executableURL = URL(fileURLWithPath: earshotPath)
