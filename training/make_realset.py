@@ -43,12 +43,12 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
-def make_clip(rng, bank, alerts, scenes):
+def make_clip(rng, bank, alerts, scenes, alert_share=0.5):
     n = int(CLIP_SECONDS * ra.RATE)
     bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     klass = None
     track = np.zeros(n)
-    if rng.random() < 0.5:
+    if rng.random() < alert_share:
         klass = ra.ALERTS[int(rng.integers(len(ra.ALERTS)))]
         real = bank.alerts[klass]
         if real and rng.random() < 0.2:
@@ -80,7 +80,7 @@ def load_sources(data, synth_folder, split):
 
 
 def worker(args):
-    index, count, seed, out = args
+    index, count, seed, out, alert_share = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
@@ -88,7 +88,7 @@ def worker(args):
     bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -110,6 +110,8 @@ def main():
     parser.add_argument("--clips", type=int, default=6000)
     parser.add_argument("--shard", type=int, default=200)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--alert-share", type=float, default=0.5, help="share of clips with an alert")
+    parser.add_argument("--seed", type=int, default=None, help="first clip seed (default: the split's)")
     args = parser.parse_args()
     args.out = args.out or f"training/data/real-{args.split}"
     synth = os.path.join(args.out, "synth")
@@ -125,7 +127,8 @@ def main():
                             "--alerts-per-minute", "0", "--rooms", rooms, "--data", args.data,
                             "-o", path + ".tmp.wav", "--labels", path + ".json"], check=True, stderr=subprocess.DEVNULL)
             os.replace(path + ".tmp.wav", path)
-    shards = [(i, args.shard, CLIP_SEEDS[args.split] + i, args.out) for i in range(args.clips // args.shard)]
+    first = CLIP_SEEDS[args.split] if args.seed is None else args.seed
+    shards = [(i, args.shard, first + i, args.out, args.alert_share) for i in range(args.clips // args.shard)]
     with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):
             print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)

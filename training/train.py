@@ -171,21 +171,59 @@ def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, st
     return events
 
 
-def operating_point(decisions, targets, budget_per_hour=1.0):
-    """Per class an on-threshold, so that all classes together make at most `budget_per_hour`
-    false alarms (events of a class in clips without it) on the development clips, spent where
-    it buys the most recall: every class starts at the strictest threshold, and the class whose
-    next looser threshold gains the most recall per added false alarm loosens, while the total
-    stays within budget. Only clips whose smoothed probability ever reaches a threshold can
-    begin an event there, so only those are tracked."""
-    klass = targets.max(axis=1)  # the clip's alert class, 0 for none
-    hours = len(targets) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE / 3600
-    depth = 3
+def smoothed_peaks(decisions, depth):
+    """Per clip and class the highest probability averaged over `depth` decisions."""
     cumulative = np.cumsum(decisions, axis=1)
     smoothed = cumulative.copy()
     smoothed[:, depth:] -= cumulative[:, :-depth]
     smoothed /= np.minimum(np.arange(1, decisions.shape[1] + 1), depth)[None, :, None]
-    peak = smoothed.max(axis=1)  # (clips, classes)
+    return smoothed.max(axis=1)
+
+
+def clip_hours(targets, clips):
+    return int(np.sum(clips)) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE / 3600
+
+
+def judge(decisions, targets, thresholds, smoothing):
+    """The tracker at one operating point over development clips: recall per class (an event of
+    the clip's class), false alarms per hour of alert-free audio (any class), wrong-class
+    events per hour of alert audio, and the median and 90th-percentile delay of the hits."""
+    klass = targets.max(axis=1)
+    # A decision's time in track() counts from the first whole window; the audio's from 0.
+    offset = feat.WINDOW * feat.HOP / feat.SAMPLE_RATE - 0.1
+    hits, false, wrong, delays = np.zeros(len(ALERT_CLASSES)), 0, 0, []
+    for c in range(len(decisions)):
+        events = track(decisions[c], thresholds, smoothing=smoothing)
+        k = klass[c]
+        if k == 0:
+            false += len(events)
+            continue
+        onset = np.argmax(targets[c] == k) * feat.HOP / feat.SAMPLE_RATE
+        heard = [t for e, t in events if e == k]
+        if heard:
+            hits[k - 1] += 1
+            delays.append(heard[0] + offset - onset)
+        wrong += sum(1 for e, _ in events if e != k)
+    counts = np.array([np.sum(klass == k) for k in range(1, len(feat.CLASSES))])
+    return {"recall": {c: round(float(h / max(1, n)), 3) for c, h, n in zip(ALERT_CLASSES, hits, counts)},
+            "recall, all classes": round(float(hits.sum() / max(1, counts.sum())), 3),
+            "false alarms per hour": round(false / clip_hours(targets, klass == 0), 2),
+            "wrong-class events per hour of alerts": round(wrong / clip_hours(targets, klass > 0), 2),
+            "median delay": round(float(np.median(delays)), 2) if delays else None,
+            "90th percentile delay": round(float(np.percentile(delays, 90)), 2) if delays else None}
+
+
+def operating_point(decisions, targets, smoothing=3, budget_per_hour=1.0):
+    """Per class an on-threshold, so that all classes together make at most `budget_per_hour`
+    false alarms per hour of the alert-free development clips, spent where it buys the most
+    recall: every class starts at the strictest threshold, and the class whose next looser
+    threshold gains the most recall per added false alarm loosens, while the total stays within
+    budget. (A wrong-class event during an alert is not a false alarm: `judge` reports those.)
+    Only clips whose smoothed probability ever reaches a threshold can begin an event there, so
+    only those are tracked."""
+    klass = targets.max(axis=1)  # the clip's alert class, 0 for none
+    hours = clip_hours(targets, klass == 0)
+    peak = smoothed_peaks(decisions, smoothing)
     grid = np.round(np.arange(0.99, 0.495, -0.01), 3)  # strictest first
     curves = []  # per class: (false alarms per hour, recall) at each grid threshold
     for k in range(1, len(feat.CLASSES)):
@@ -195,10 +233,10 @@ def operating_point(decisions, targets, budget_per_hour=1.0):
             thresholds[k - 1] = threshold
             false, hit = 0, 0
             for c in np.nonzero(peak[:, k] >= threshold)[0]:
-                events = track(decisions[c], thresholds)
+                events = track(decisions[c], thresholds, smoothing=smoothing)
                 if klass[c] == k:
                     hit += any(e == k for e, _ in events)
-                else:
+                elif klass[c] == 0:
                     false += sum(1 for e, _ in events if e == k)
             curve.append((false / hours, hit / max(1, int(np.sum(klass == k)))))
         curves.append(curve)
@@ -217,11 +255,7 @@ def operating_point(decisions, targets, budget_per_hour=1.0):
         if best is None:
             break
         position[best[0]] = best[1]
-    chosen = [float(grid[p]) for p in position]
-    report = {feat.CLASSES[k + 1]: {"threshold": chosen[k], "clip recall": round(curves[k][position[k]][1], 3),
-                                    "false alarms per hour": round(curves[k][position[k]][0], 2)}
-              for k in range(len(curves))}
-    return chosen, report
+    return [float(grid[p]) for p in position]
 
 
 def expected_calibration_error(p, y, bins=10):
@@ -261,10 +295,79 @@ def parity_signal(sample_count):
     return 0.3 * np.sin(2 * np.pi * 3100 * t) * keyed + 0.1 * np.sin(phase) * (t > 1.5) + 0.05 * noise
 
 
+def decisions_of(network, frames):
+    """Every decision of a network (logits out) over whole clips: (clips, decisions, classes)."""
+    ends = np.arange(feat.WINDOW - 1, frames.shape[1], feat.STRIDE)
+    every = logits_of(network, frames, np.repeat(np.arange(len(frames)), len(ends)), np.tile(ends, len(frames)))
+    return F.softmax(torch.from_numpy(every.reshape(len(frames), len(ends), -1)), dim=2).numpy()
+
+
+def quiet_decisions(network, folder):
+    """Decisions over the alert-free development clips (more hours for counting false alarms),
+    and their targets; none where the folder is absent."""
+    if not glob.glob(os.path.join(folder, "shard*.npz")):
+        print(f"no alert-free development clips in {folder}: false alarms are counted on the mixed ones only")
+        return np.zeros((0, 1, len(feat.CLASSES)), np.float32), np.zeros((0, 1), np.int64)
+    frames, targets, _ = load(folder)
+    assert targets.max() <= 0, f"{folder} holds alerts"
+    return decisions_of(network, frames), targets
+
+
+def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, smoothings=(2, 3)):
+    """The tracker's smoothing and per-class thresholds with the most development recall at
+    most one false alarm an hour (the shorter smoothing where they tie: it announces sooner)."""
+    if len(quiet_decisions):
+        decisions = np.concatenate([decisions, quiet_decisions])
+        targets = np.concatenate([targets, quiet_targets])
+    candidates = []
+    for smoothing in smoothings:
+        thresholds = operating_point(decisions, targets, smoothing)
+        result = judge(decisions, targets, thresholds, smoothing)
+        result = {"smoothing": smoothing, "thresholds": dict(zip(ALERT_CLASSES, thresholds)), **result}
+        print("operating point:", json.dumps(result), flush=True)
+        candidates.append(result)
+    best = max(candidates, key=lambda r: (r["recall, all classes"], -r["smoothing"]))
+    report = {"chosen": best, "candidates": candidates,
+              "development clips": {"with alerts": int(np.sum(targets.max(axis=1) > 0)),
+                                    "alert-free hours": round(clip_hours(targets, targets.max(axis=1) == 0), 2)}}
+    return best["smoothing"], [best["thresholds"][c] for c in ALERT_CLASSES], report
+
+
+def export(tensors, path, temperature, smoothing, thresholds):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    save_file(tensors, path, metadata={
+        "classes": ",".join(feat.CLASSES), "sample_rate": str(feat.SAMPLE_RATE), "frame": str(feat.FRAME),
+        "hop": str(feat.HOP), "mels": str(feat.MELS), "fmin": str(feat.FMIN), "fmax": str(feat.FMAX),
+        "window": str(feat.WINDOW), "stride": str(feat.STRIDE), "temperature": f"{temperature:.4f}",
+        "smoothing": str(smoothing),
+        "thresholds": ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, thresholds))})
+
+
+def rechoose(args):
+    """A new operating point for exported weights, without training: the report keeps its
+    calibration, the weights their tensors."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+    tensors = load_file(args.weights)
+    with safe_open(args.weights, "pt") as f:
+        temperature = float(f.metadata()["temperature"])
+    network = Folded(tensors)
+    dev_frames, dev_targets, _ = load(args.dev)
+    smoothing, thresholds, operating = choose_operating_point(
+        decisions_of(network, dev_frames), dev_targets, *quiet_decisions(network, args.dev_quiet))
+    export(tensors, args.weights, temperature, smoothing, thresholds)
+    report = json.load(open(args.report)) if os.path.exists(args.report) else {}
+    report["operating point"] = operating
+    json.dump(report, open(args.report, "w"), indent=1)
+    print(f"wrote {args.weights} and {args.report}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--train", default="training/data/real-train")
     parser.add_argument("--dev", default="training/data/real-dev")
+    parser.add_argument("--dev-quiet", default="training/data/real-dev-quiet",
+                        help="alert-free development clips, for counting false alarms")
     parser.add_argument("--epochs", type=int, default=14)
     parser.add_argument("--mine-after", type=int, default=8, help="epochs before hard negatives are mined")
     parser.add_argument("--windows", type=int, default=100_000, help="training windows per epoch")
@@ -276,12 +379,16 @@ def main():
     parser.add_argument("--weights", default="Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
     parser.add_argument("--parity", default="Tests/EarshotAlertsTests/Fixtures/detector_parity.json")
     parser.add_argument("--report", default="training/REPORT.json")
+    parser.add_argument("--operating-point-only", action="store_true",
+                        help="only choose a new operating point for the exported weights")
     parser.add_argument("--parity-only", action="store_true",
                         help="only write the parity fixture of the exported weights (after a change to the features)")
     args = parser.parse_args()
     if args.parity_only:
         from safetensors.torch import load_file
         return write_parity(load_file(args.weights), args.parity)
+    if args.operating_point_only:
+        return rechoose(args)
     torch.manual_seed(args.seed)
     torch.set_num_threads(os.cpu_count() or 2)
     rng = np.random.default_rng(args.seed)
@@ -370,17 +477,12 @@ def main():
     print(f"temperature {temperature:.3f}: expected calibration error {before:.4f} -> {after:.4f}", flush=True)
 
     decisions = F.softmax(torch.from_numpy(every) / temperature, dim=2).numpy()
-    thresholds, operating = operating_point(decisions, dev_targets)
-    print("operating point:", json.dumps(operating), flush=True)
-
     tensors = fold(model, temperature)
-    os.makedirs(os.path.dirname(args.weights), exist_ok=True)
-    save_file(tensors, args.weights, metadata={
-        "classes": ",".join(feat.CLASSES), "sample_rate": str(feat.SAMPLE_RATE), "frame": str(feat.FRAME),
-        "hop": str(feat.HOP), "mels": str(feat.MELS), "fmin": str(feat.FMIN), "fmax": str(feat.FMAX),
-        "window": str(feat.WINDOW), "stride": str(feat.STRIDE), "temperature": f"{temperature:.4f}",
-        "thresholds": ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, thresholds))})
-    json.dump({"training clips": len(frames), "development clips": len(dev_frames), "temperature": temperature,
+    quiet = quiet_decisions(Folded(tensors), args.dev_quiet)
+    smoothing, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet)
+    export(tensors, args.weights, temperature, smoothing, thresholds)
+    json.dump({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
+               "temperature": temperature,
                "expected calibration error": {"before": before, "after": after},
                "reliability (bin, mean confidence, accuracy, windows)": reliability,
                "operating point": operating}, open(args.report, "w"), indent=1)

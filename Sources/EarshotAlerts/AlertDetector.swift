@@ -32,7 +32,7 @@ public final class AlertDetector: AudioProcessor {
     public init(network: AlertNetwork, settings: AlertEventTracker.Settings? = nil, channel: Int? = nil) {
         self.network = network
         self.channel = channel
-        tracker = AlertEventTracker(settings: settings ?? .init(thresholds: network.defaultThresholds))
+        tracker = AlertEventTracker(settings: settings ?? network.defaultSettings)
         changes = .allocate(capacity: Self.changeCapacity)
         changes.initialize(repeating: .ended(AlertEvent(alertClass: .siren, start: 0, end: 0, confidence: 0)), count: Self.changeCapacity)
     }

@@ -17,6 +17,7 @@ struct AlertSensitivityOptions: ParsableArguments {
 
     /// The tracker's settings: the network's operating point, then the file, then `--sensitivity`.
     func settings(for network: AlertNetwork) throws -> AlertEventTracker.Settings {
+        var settings = network.defaultSettings
         var chosen = network.defaultThresholds
         if let thresholds {
             let data: Data
@@ -31,6 +32,7 @@ struct AlertSensitivityOptions: ParsableArguments {
         }
         let given = try AlertNetwork.thresholds(sensitivity.joined(separator: ","))
         chosen.merge(given.mapValues { 1 - $0 }) { $1 }
-        return AlertEventTracker.Settings(thresholds: chosen)
+        for (alertClass, threshold) in chosen { settings[threshold: alertClass] = threshold }
+        return settings
     }
 }

@@ -160,9 +160,35 @@ struct ParityFixture: Decodable {
         for bad in ["siren", "siren=1.2", "siren=0", "bell=0.5", "siren=0.5,siren=0.6", "siren=x"] {
             #expect(throws: EarshotError.self, "\(bad)") { try AlertNetwork.thresholds(bad) }
         }
-        let shipped = try AlertNetwork.bundled().defaultThresholds
+        let network = try AlertNetwork.bundled()
+        let shipped = network.defaultThresholds
         #expect(Set(shipped.keys) == Set(AlertClass.allCases), "the shipped network names its operating point")
         #expect(shipped.values.allSatisfy { $0 > 0.5 && $0 < 1 })
+        #expect((1...10).contains(network.defaultSmoothing) && network.defaultSettings.smoothing == network.defaultSmoothing)
+        #expect(AlertClass.allCases.allSatisfy { network.defaultSettings[threshold: $0] == shipped[$0] })
+    }
+
+    /// The smoothing the operating point was chosen with comes with the model; a model without
+    /// one gets the tracker's default, and a nonsensical one is refused.
+    @Test func theModelCarriesItsSmoothing() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
+        let bytes = try Data(contentsOf: url)
+        let length = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        var header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
+        func model(smoothing: String?) throws -> AlertNetwork {
+            var metadata = header["__metadata__"] as? [String: String] ?? [:]
+            metadata["smoothing"] = smoothing
+            header["__metadata__"] = metadata
+            let json = try JSONSerialization.data(withJSONObject: header)
+            let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
+            return try AlertNetwork(SafeTensors(data: size + json + bytes.subdata(in: (8 + length)..<bytes.count)))
+        }
+        #expect(try model(smoothing: "2").defaultSettings.smoothing == 2)
+        #expect(try model(smoothing: nil).defaultSmoothing == AlertEventTracker.Settings().smoothing)
+        for bad in ["0", "11", "two", ""] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: bad) }
+        }
     }
 
     /// Separation opens on a likely alert before (and without) an announcement; it closes once
