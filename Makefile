@@ -128,11 +128,14 @@ eval-amplify: release venv
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
 # PyTorch on the CPU (hard negatives mined, temperature-calibrated, operating point chosen on the
-# development clips); weights to Sources/EarshotAlerts/Resources, parity fixture to the tests.
+# development clips and 9 h of alert-free development audio); weights to
+# Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
 	$(VENV)/bin/pip install -q -r requirements-train.txt
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 6000
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 3000
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 4000 \
+		--alert-share 0 --seed 8500000 --out training/data/real-dev-quiet --synth training/data/real-dev/synth
 	$(PYTHON) training/train.py --epochs 12 --mine-after 7 --windows 40000
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to

@@ -112,9 +112,10 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--alert-share", type=float, default=0.5, help="share of clips with an alert")
     parser.add_argument("--seed", type=int, default=None, help="first clip seed (default: the split's)")
+    parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
     args.out = args.out or f"training/data/real-{args.split}"
-    synth = os.path.join(args.out, "synth")
+    synth = args.synth or os.path.join(args.out, "synth")
     os.makedirs(synth, exist_ok=True)
     print("synthesising alerts…", file=sys.stderr)
     ra.synthetic_alerts(args.earshot, synth, args.split, PER_CLASS, jobs=args.jobs)
