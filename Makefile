@@ -127,7 +127,8 @@ eval-amplify: release venv
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
-# PyTorch on the CPU (hard negatives mined, temperature-calibrated, operating point chosen on the
+# PyTorch on the CPU in two stages, the second from the first's weights with hard negatives
+# mined from the start (temperature-calibrated, operating point chosen on the
 # development clips and 9 h of alert-free development audio); weights to
 # Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
@@ -136,7 +137,10 @@ train: release venv espeak
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 3000
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 4000 \
 		--alert-share 0 --seed 8500000 --out training/data/real-dev-quiet --synth training/data/real-dev/synth
-	$(PYTHON) training/train.py --epochs 12 --mine-after 7 --windows 40000
+	$(PYTHON) training/train.py --epochs 12 --mine-after 7 --windows 40000 --weights training/data/stage1.safetensors \
+		--checkpoint training/data/stage1.pt --parity training/data/stage1_parity.json --report training/data/stage1.json
+	$(PYTHON) training/train.py --init training/data/stage1.safetensors --epochs 10 --mine-after 0 --windows 60000 \
+		--checkpoint training/data/stage2.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
