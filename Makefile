@@ -127,8 +127,8 @@ eval-amplify: release venv
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
-# PyTorch on the CPU in two stages, the second from the first's weights with hard negatives
-# mined from the start (temperature-calibrated, operating point chosen on the
+# PyTorch on the CPU in three stages, each later one from the one before's weights with hard
+# negatives mined from the start (temperature-calibrated, operating point chosen on the
 # development clips and 9 h of alert-free development audio); weights to
 # Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
@@ -140,7 +140,10 @@ train: release venv espeak
 	$(PYTHON) training/train.py --epochs 12 --mine-after 7 --windows 40000 --weights training/data/stage1.safetensors \
 		--checkpoint training/data/stage1.pt --parity training/data/stage1_parity.json --report training/data/stage1.json
 	$(PYTHON) training/train.py --init training/data/stage1.safetensors --epochs 10 --mine-after 0 --windows 60000 \
-		--checkpoint training/data/stage2.pt
+		--weights training/data/stage2.safetensors --checkpoint training/data/stage2.pt \
+		--parity training/data/stage2_parity.json --report training/data/stage2.json
+	$(PYTHON) training/train.py --init training/data/stage2.safetensors --epochs 10 --mine-after 0 --windows 60000 \
+		--checkpoint training/data/stage3.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
