@@ -295,11 +295,16 @@ def parity_signal(sample_count):
     return 0.3 * np.sin(2 * np.pi * 3100 * t) * keyed + 0.1 * np.sin(phase) * (t > 1.5) + 0.05 * noise
 
 
-def decisions_of(network, frames):
-    """Every decision of a network (logits out) over whole clips: (clips, decisions, classes)."""
+def clip_logits(network, frames):
+    """A network's logits for every decision over whole clips (each 100 ms once a window is
+    whole): (clips, decisions, classes)."""
     ends = np.arange(feat.WINDOW - 1, frames.shape[1], feat.STRIDE)
     every = logits_of(network, frames, np.repeat(np.arange(len(frames)), len(ends)), np.tile(ends, len(frames)))
-    return F.softmax(torch.from_numpy(every.reshape(len(frames), len(ends), -1)), dim=2).numpy()
+    return every.reshape(len(frames), len(ends), -1)
+
+
+def decisions_of(network, frames):
+    return F.softmax(torch.from_numpy(clip_logits(network, frames)), dim=2).numpy()
 
 
 def quiet_decisions(network, folder):
@@ -472,8 +477,7 @@ def main():
 
     # Every development decision (each clip, every 100 ms once a window is whole); the labelled
     # ones calibrate one temperature, and all go through the tracker for the operating point.
-    every = logits_of(model, dev_frames, np.repeat(np.arange(len(dev_frames)), len(ends)), np.tile(ends, len(dev_frames)))
-    every = every.reshape(len(dev_frames), len(ends), -1)
+    every = clip_logits(model, dev_frames)
     logits = every[dc, de]
     before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), dev_y)
     temperature = fit_temperature(logits, dev_y)

@@ -27,9 +27,9 @@ public final class AlertNetwork {
     /// The on-threshold per class the network was tuned for (metadata `thresholds`,
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
-    /// The decisions the tracker averages at that operating point (metadata `smoothing`, chosen
-    /// with the thresholds; 3 where the model does not say).
-    public let defaultSmoothing: Int
+    /// The tracker at that operating point: those thresholds, and the decisions it averages
+    /// (metadata `smoothing`, chosen with the thresholds; the tracker's default where absent).
+    public let defaultSettings: AlertEventTracker.Settings
     private let columns: UnsafeMutablePointer<Float>
     private let activations: UnsafeMutablePointer<Float>
     private let pooled: UnsafeMutablePointer<Float>
@@ -70,27 +70,20 @@ public final class AlertNetwork {
         headBias = try model.tensor("head.bias", shape: [Self.classes.count])
         self.layers = layers
         defaultThresholds = try Self.thresholds(model.metadata["thresholds"] ?? "")
+        var settings = AlertEventTracker.Settings(thresholds: defaultThresholds)
         if let text = model.metadata["smoothing"] {
             guard let smoothing = Int(text), (1...10).contains(smoothing) else {
                 throw EarshotError.invalidArgument("the model's smoothing '\(text)' is not a number of decisions from 1 to 10")
             }
-            defaultSmoothing = smoothing
-        } else {
-            defaultSmoothing = AlertEventTracker.Settings().smoothing
+            settings.smoothing = smoothing
         }
+        defaultSettings = settings
         columns = .allocate(capacity: largestColumns)
         activations = .allocate(capacity: largestActivations)
         pooled = .allocate(capacity: largestActivations)
         pooledFeatures = .allocate(capacity: 2 * last)
         // One thread: the detector runs beside the audio, not across every core.
         openblas_set_num_threads(1)
-    }
-
-    /// The tracker at the operating point the network was tuned for.
-    public var defaultSettings: AlertEventTracker.Settings {
-        var settings = AlertEventTracker.Settings(thresholds: defaultThresholds)
-        settings.smoothing = defaultSmoothing
-        return settings
     }
 
     /// Parses `siren=0.9,smoke_alarm=0.8`: each class at most once, each value in (0, 1).

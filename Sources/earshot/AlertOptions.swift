@@ -17,8 +17,7 @@ struct AlertSensitivityOptions: ParsableArguments {
 
     /// The tracker's settings: the network's operating point, then the file, then `--sensitivity`.
     func settings(for network: AlertNetwork) throws -> AlertEventTracker.Settings {
-        var settings = network.defaultSettings
-        var chosen = network.defaultThresholds
+        var chosen: [AlertClass: Float] = [:]
         if let thresholds {
             let data: Data
             do { data = try Data(contentsOf: URL(fileURLWithPath: thresholds)) } catch {
@@ -28,10 +27,11 @@ struct AlertSensitivityOptions: ParsableArguments {
                 throw EarshotError.invalidArgument("\(thresholds) is not a JSON object of class names and numeric thresholds")
             }
             let text = object.map { "\($0.key)=\($0.value)" }.joined(separator: ",")
-            chosen.merge(try AlertNetwork.thresholds(text)) { $1 }
+            chosen = try AlertNetwork.thresholds(text)
         }
         let given = try AlertNetwork.thresholds(sensitivity.joined(separator: ","))
         chosen.merge(given.mapValues { 1 - $0 }) { $1 }
+        var settings = network.defaultSettings
         for (alertClass, threshold) in chosen { settings[threshold: alertClass] = threshold }
         return settings
     }
