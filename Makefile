@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify train train-enhance espeak fixtures venv clean
+.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck train train-enhance espeak fixtures venv clean
 
 all: build
 
@@ -92,7 +92,7 @@ bench-audiometry: release
 # (seeded) from ../shared/data.
 EVAL_DATA := eval/data/enhance
 EVAL_REAL := eval/data/enhance-real
-eval: eval-enhance eval-detect eval-sounds eval-amplify
+eval: eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck
 eval-enhance: release venv espeak
 	@[ -f $(EVAL_REAL)/items.json ] || $(PYTHON) eval/enhance/build_realset.py --data ../shared/data --out $(EVAL_REAL) --per-cell 2
 	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_REAL) --earshot .build/release/earshot --title "real noisy speech (LibriSpeech development speakers)"
@@ -124,6 +124,17 @@ eval-sounds: release live-deps
 eval-amplify: release venv
 	$(VENV)/bin/pip install -q pyclarity==0.9.0
 	$(PYTHON) eval/amplify/evaluate.py --earshot .build/release/earshot --data ../shared/data
+
+# The sound check on LibriSpeech speech with faults of known size (clipping, level, real noise at a
+# known SNR, hum, low-pass, a covered microphone, rooms of known RT60, DC, dropouts, echo), 30 %
+# clean: first the tuning split (training speakers; the thresholds were set on it), then the
+# development speakers it never saw, beside ACX-style rules with WADA-SNR.
+SOUNDCHECK_DATA := eval/data/soundcheck
+eval-soundcheck: release venv
+	@[ -f $(SOUNDCHECK_DATA)/tune/items.json ] || $(PYTHON) eval/soundcheck/build_set.py --data ../shared/data --split train --out $(SOUNDCHECK_DATA)/tune
+	@[ -f $(SOUNDCHECK_DATA)/dev/items.json ] || $(PYTHON) eval/soundcheck/build_set.py --data ../shared/data --split dev --out $(SOUNDCHECK_DATA)/dev
+	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/tune
+	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/dev
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with

@@ -57,6 +57,8 @@ let package = Package(
             name: "EarshotEnhance", dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS"],
             resources: [.copy("Resources/Suppressor.safetensors")]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
+        // Capture modes and the sound check.
+        .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP"]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
         .target(name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"]),
         // The hub: events kept in SQLite, served as JSON, Server-Sent Events and ntfy streams.
@@ -77,7 +79,7 @@ let package = Package(
             name: "earshot",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry", "EarshotEnhance",
-                "EarshotSynthesis", "EarshotHearingAid", "EarshotHub", "EarshotSounds",
+                "EarshotSynthesis", "EarshotHearingAid", "EarshotHub", "EarshotSounds", "EarshotCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]

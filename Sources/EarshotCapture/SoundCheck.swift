@@ -1,0 +1,174 @@
+import EarshotCore
+import Foundation
+
+/// The sound check: measures a recording of someone speaking, says what is wrong with it, and
+/// how to fix each thing.
+///
+/// Every problem has one number and one threshold. The thresholds were set on a tuning split
+/// of labelled recordings (LibriSpeech training speakers with faults of known size; `make
+/// eval-soundcheck` reports on development speakers it never saw).
+public struct SoundCheck {
+    public let report: SoundCheckReport
+    /// The waveform's largest magnitude every 10 ms, for drawing.
+    public let envelope: [Float]
+    public let envelopeHopSeconds: Double
+    /// Spectrogram for drawing: `spectrogramDB[t][k]`, 10 ms frames, `spectrogramBinHz` apart.
+    public let spectrogramDB: [[Float]]
+    public let spectrogramBinHz: Double
+
+    public enum Threshold {
+        public static let tooQuietDBFS = -38.0
+        public static let tooLoudDBFS = -10.0
+        public static let leastHeadroomDBFS = -0.3
+        public static let clippedShare = 1e-3
+        public static let flatTopShare = 1e-4
+        public static let leastSNRDB = 20.0
+        /// Hum counts when its lines reach this level, and lie less than this far under speech.
+        public static let humDBFS = -75.0
+        public static let humBelowSpeechDB = 50.0
+        public static let leastBandwidthHz = 5500.0
+        public static let mostHighFrequencyLossDB = -10.0
+        public static let mostRT60Seconds = 0.6
+        public static let mostDCOffset = 0.01
+        public static let mostDropouts = 0
+    }
+
+    /// The target a well-set microphone reaches.
+    static let targetSpeechDBFS = -20.0
+
+    /// Analyses `signal` (mono; the first `roomToneSeconds` are room tone when given, as a live
+    /// check records them; otherwise the quietest moments are taken as room tone).
+    public init(_ signal: [Float], sampleRate: Double, roomToneSeconds: Double = 0) throws {
+        try EarshotError.validate(sampleRate: sampleRate)
+        guard Double(signal.count) >= sampleRate else {
+            throw EarshotError.invalidArgument("a sound check needs at least 1 s of audio, not \(String(format: "%.2f", Double(signal.count) / sampleRate)) s")
+        }
+        if let bad = signal.firstIndex(where: { !$0.isFinite }) {
+            throw EarshotError.invalidArgument("sample \(bad) is not a number (NaN or infinite)")
+        }
+        let dc = signal.reduce(0.0) { $0 + Double($1) } / Double(signal.count)
+        let peak = signal.reduce(Float(0)) { max($0, abs($1)) }
+        let centred = signal.map { $0 - Float(dc) }
+
+        let frames = PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01)
+        let roomTone = roomToneSeconds > 0 ? 0..<Int(roomToneSeconds / frames.hopSeconds) : nil
+        let activity = SpeechActivity(frames, roomTone: roomTone)
+        let balance = SpectrumBalance(frames, activity: activity)
+        let clipping = ClippingMeasure(signal)
+        let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, noisePower: activity.noisePower)
+        let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 1, hopSeconds: 0.5))
+        let reverberation = ReverberationMeasure(frames, activity: activity)
+        let echo = EchoMeasure(centred, sampleRate: sampleRate)
+
+        let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
+        let snr = activity.speechPower <= 0 ? 0 : min(100, speech - noise)
+        let metrics = SoundCheckReport.Metrics(
+            speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
+            noiseFloorDBFS: Self.rounded(noise, 1), snrDB: Self.rounded(snr, 1),
+            clippedShare: Self.rounded(max(clipping.share, clipping.flatShare), 6), humHz: hum.fundamentalHz,
+            bandwidthHz: Self.rounded(balance.bandwidthHz, 0), rt60Seconds: reverberation.rt60Seconds.map { Self.rounded($0, 2) },
+            dcOffset: Self.rounded(dc, 5))
+        let findings = Findings(
+            metrics: metrics, hasSpeech: activity.speechPower > 0 && speech > -90, clipping: clipping, dropouts: dropouts,
+            hum: hum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo)
+        let problems = findings.problems()
+        report = SoundCheckReport(verdict: problems.isEmpty ? .good : .fix, metrics: metrics, problems: problems)
+
+        envelope = stride(from: 0, to: signal.count, by: frames.hop).map { start in
+            signal[start..<min(signal.count, start + frames.hop)].reduce(Float(0)) { max($0, abs($1)) }
+        }
+        envelopeHopSeconds = frames.hopSeconds
+        spectrogramDB = frames.frames.map { frame in frame.map { Float(Level.dB(power: $0)) } }
+        spectrogramBinHz = frames.binHz
+    }
+
+    static func rounded(_ value: Double, _ digits: Int) -> Double {
+        let scale = pow(10, Double(digits))
+        return (value * scale).rounded() / scale
+    }
+}
+
+/// The measurements read against the thresholds, each problem with its number and one fix.
+struct Findings {
+    let metrics: SoundCheckReport.Metrics
+    let hasSpeech: Bool
+    let clipping: ClippingMeasure
+    let dropouts: DropoutMeasure
+    let hum: HumMeasure
+    let highFrequencyBalanceDB: Double?
+    let echo: EchoMeasure
+
+    typealias T = SoundCheck.Threshold
+
+    func problems() -> [SoundCheckReport.Problem] {
+        var found: [SoundCheckReport.Problem] = []
+        func add(_ kind: SoundCheckReport.ProblemKind, _ detail: String, _ advice: String) {
+            found.append(.init(kind: kind, detail: detail, advice: advice))
+        }
+        let m = metrics
+        let clipped = clipping.share >= T.clippedShare || clipping.flatShare >= T.flatTopShare
+        if clipped {
+            let hard = clipping.flatShare >= T.flatTopShare
+            add(.clipping,
+                "\(percent(m.clippedShare)) of samples are \(hard ? "cut flat at" : "squeezed against") the peak (\(db(m.peakDBFS)) dBFS); a clean recording has under \(percent(T.clippedShare)).",
+                "Lower the input gain by at least 10 dB and turn off any microphone boost or automatic limiter; clipped sound cannot be repaired afterwards, so record again.")
+        }
+        if dropouts.count > T.mostDropouts {
+            add(.dropouts,
+                "\(dropouts.count) gap\(dropouts.count == 1 ? "" : "s") where the sound stops dead (\(Int((dropouts.seconds * 1000).rounded())) ms in all); a clean recording has none.",
+                "Close other programs that use audio, raise the audio buffer size, and use a wired microphone directly on the computer instead of Bluetooth or a USB hub.")
+        }
+        if !hasSpeech {
+            add(.tooQuiet, "No speech was found above the room tone (\(db(m.noiseFloorDBFS)) dBFS).",
+                "Check that the right microphone is selected and not muted, then speak from 15–30 cm away.")
+        } else if m.speechLevelDBFS < T.tooQuietDBFS {
+            add(.tooQuiet, "Speech is at \(db(m.speechLevelDBFS)) dBFS, under the \(db(T.tooQuietDBFS)) dBFS a clear recording needs.",
+                "Raise the input gain by about \(Int((SoundCheck.targetSpeechDBFS - m.speechLevelDBFS).rounded())) dB, or speak from 15–30 cm away from the microphone.")
+        } else if !clipped, m.speechLevelDBFS > T.tooLoudDBFS || m.peakDBFS > T.leastHeadroomDBFS {
+            let over = m.speechLevelDBFS > T.tooLoudDBFS
+            add(.tooLoud,
+                over ? "Speech is at \(db(m.speechLevelDBFS)) dBFS, over the \(db(T.tooLoudDBFS)) dBFS that leaves room for louder moments."
+                    : "Peaks reach \(db(m.peakDBFS)) dBFS, less than \(String(format: "%.1f", -T.leastHeadroomDBFS)) dB from clipping.",
+                "Lower the input gain by about \(max(6, Int((m.speechLevelDBFS - SoundCheck.targetSpeechDBFS).rounded()))) dB so that speech sits near −20 dBFS and peaks stay under −6 dBFS.")
+        }
+        if hasSpeech, m.snrDB < T.leastSNRDB {
+            add(.noisy,
+                "Speech is \(db(m.snrDB)) dB above the background (\(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB.",
+                "Turn off or move away from the noise (fans, appliances, open windows, traffic), or bring the microphone closer to your mouth.")
+        }
+        if let hz = m.humHz, hum.levelDBFS >= T.humDBFS, hum.levelDBFS >= m.speechLevelDBFS - T.humBelowSpeechDB {
+            add(.hum,
+                "Mains hum at \(Int(hz)) Hz and \(hum.harmonics - 1) harmonic\(hum.harmonics == 2 ? "" : "s") at \(db(hum.levelDBFS)) dBFS, \(db(m.speechLevelDBFS - hum.levelDBFS)) dB under speech; hum is audible within \(db(T.humBelowSpeechDB)) dB.",
+                "Unplug the laptop's charger or plug it into a grounded socket, and keep the microphone cable away from power cables (a ground loop or an unshielded cable).")
+        }
+        if let delay = echo.delaySeconds {
+            add(.echo,
+                "An echo \(db(-echo.levelDB)) dB down arrives \(Int((delay * 1000).rounded())) ms after the direct sound (correlation \(String(format: "%.2f", echo.correlation)), over the \(String(format: "%.2f", EchoMeasure.leastCorrelation)) an audible echo reaches).",
+                "Wear headphones or turn the loudspeakers down, and turn on echo cancellation (earshot capture --mode voice-isolation).")
+        }
+        if let rt60 = m.rt60Seconds, rt60 > T.mostRT60Seconds {
+            add(.reverberant,
+                "The room rings for about \(String(format: "%.2f", rt60)) s (RT60); speech stays clear up to \(String(format: "%.1f", T.mostRT60Seconds)) s.",
+                "Move closer to the microphone, or record in a smaller room with soft furnishings — curtains, carpet, a sofa — rather than bare walls.")
+        }
+        if m.bandwidthHz < T.leastBandwidthHz {
+            add(.narrowband,
+                "The sound stops at \(khz(m.bandwidthHz)) kHz; speech needs up to \(khz(T.leastBandwidthHz)) kHz or more to sound natural.",
+                "Switch the headset to its wideband mode, or use a wired or built-in microphone: a Bluetooth headset in call mode sends telephone-band audio.")
+        } else if let balance = highFrequencyBalanceDB, balance < T.mostHighFrequencyLossDB {
+            add(.muffled,
+                "Frequencies from 2 to 4 kHz are \(db(-balance)) dB quieter than in normal speech (more than \(db(-T.mostHighFrequencyLossDB)) dB: the microphone sounds covered).",
+                "Uncover the microphone — a case, a finger, clothing or a thick foam cover over it — and point it towards your mouth.")
+        }
+        if abs(m.dcOffset) > T.mostDCOffset {
+            add(.dcOffset,
+                "The signal sits \(String(format: "%.3f", m.dcOffset)) off centre; under \(String(format: "%.3f", T.mostDCOffset)) is normal.",
+                "The audio interface or its preamp adds a constant offset: turn on its high-pass (low-cut) filter, or try another input.")
+        }
+        return found
+    }
+
+    private func db(_ value: Double) -> String { String(format: "%.1f", value) }
+    private func khz(_ hz: Double) -> String { String(format: "%.1f", hz / 1000) }
+    private func percent(_ share: Double) -> String { String(format: share >= 0.01 ? "%.1f %%" : "%.2f %%", share * 100) }
+}

@@ -1,0 +1,53 @@
+/// What a sound check found: the JSON of `earshot soundcheck --format json`, field for field.
+public struct SoundCheckReport: Codable, Equatable, Sendable {
+    public enum Verdict: String, Codable, Sendable { case good, fix }
+
+    public struct Metrics: Codable, Equatable, Sendable {
+        /// Active speech level (ITU-T P.56 style), dB re full-scale RMS.
+        public var speechLevelDBFS: Double
+        public var peakDBFS: Double
+        /// The room tone's level.
+        public var noiseFloorDBFS: Double
+        public var snrDB: Double
+        /// Share of samples clipped or crowded against the peak.
+        public var clippedShare: Double
+        /// 50 or 60 when mains hum was found.
+        public var humHz: Double?
+        public var bandwidthHz: Double
+        /// Blind estimate from the speech's free decays; nil where too few were found.
+        public var rt60Seconds: Double?
+        /// Mean sample value (full scale 1).
+        public var dcOffset: Double
+
+        // Encoded with explicit nulls: the contract names every field.
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(speechLevelDBFS, forKey: .speechLevelDBFS)
+            try c.encode(peakDBFS, forKey: .peakDBFS)
+            try c.encode(noiseFloorDBFS, forKey: .noiseFloorDBFS)
+            try c.encode(snrDB, forKey: .snrDB)
+            try c.encode(clippedShare, forKey: .clippedShare)
+            try c.encode(humHz, forKey: .humHz)
+            try c.encode(bandwidthHz, forKey: .bandwidthHz)
+            try c.encode(rt60Seconds, forKey: .rt60Seconds)
+            try c.encode(dcOffset, forKey: .dcOffset)
+        }
+    }
+
+    public enum ProblemKind: String, Codable, CaseIterable, Sendable {
+        case tooQuiet = "too-quiet", tooLoud = "too-loud", clipping, noisy, hum, narrowband, muffled, reverberant
+        case dcOffset = "dc-offset", dropouts, echo
+    }
+
+    public struct Problem: Codable, Equatable, Sendable {
+        public var kind: ProblemKind
+        /// What was measured, against which threshold.
+        public var detail: String
+        /// One concrete thing to do about it.
+        public var advice: String
+    }
+
+    public var verdict: Verdict
+    public var metrics: Metrics
+    public var problems: [Problem]
+}

@@ -1,0 +1,81 @@
+import Foundation
+
+/// A recording's spectrum held against read speech's: where the channel ends (bandwidth) and how
+/// much of the high frequencies a covered or blocked microphone has taken away.
+struct SpectrumBalance {
+    /// The highest frequency the channel carries.
+    let bandwidthHz: Double
+    /// Level of 2–4 kHz against 300 Hz–1 kHz, relative to read speech (negative: duller).
+    let highFrequencyBalanceDB: Double?
+
+    /// The long-term average spectrum of read speech, dB per sixth-octave band centred on
+    /// 100 Hz · 2^(i/6) (100 Hz … 8 kHz), relative to the bands from 300 Hz to 1 kHz. Measured on
+    /// LibriSpeech training speakers by `eval/soundcheck/speech_spectrum.py`; above 8 kHz speech
+    /// is taken to fall 8 dB per octave.
+    static let referenceDB: [Double] = [
+        2.1, 2.7, 2.9, 2.7, 3.0, 3.7, 4.9, 4.6, 4.0, 2.4, 1.4, 1.7, 2.3, 2.2, 1.8, 1.3, -0.2, -1.6, -3.5, -5.4,
+        -6.6, -7.5, -8.3, -9.4, -9.9, -11.0, -12.6, -14.0, -13.9, -14.3, -14.9, -15.6, -16.4, -16.9, -17.9, -18.9, -20.6,
+    ]
+    static func centreHz(_ i: Int) -> Double { 100 * pow(2, Double(i) / 6) }
+    static func reference(_ i: Int) -> Double {
+        i < referenceDB.count ? referenceDB[i] : referenceDB[referenceDB.count - 1] - 8 * Double(i - referenceDB.count + 1) / 6
+    }
+
+    /// Where the spectrum, against speech's, has fallen this far below its own passband, the channel ends.
+    static let edgeDropDB = 30.0
+    /// The edge is placed where the fall first passes this many dB, so a gentle filter's skirt is not counted as bandwidth.
+    static let edgeDB = 10.0
+
+    init(_ spectrogram: PowerSpectrogram, activity: SpeechActivity) {
+        let nyquist = spectrogram.sampleRate / 2
+        let speech = activity.speechSpectrum(spectrogram)
+        var bands: [Int] = []
+        while Self.centreHz(bands.count) * pow(2, 1.0 / 12) <= nyquist { bands.append(bands.count) }
+        func level(_ spectrum: [Double], _ i: Int) -> Double {
+            let c = Self.centreHz(i)
+            let low = spectrogram.bin(ofHz: c * pow(2, -1.0 / 12)), high = spectrogram.bin(ofHz: c * pow(2, 1.0 / 12))
+            var sum = 0.0
+            for k in low...high { sum += spectrum[k] }
+            return Level.dB(power: sum / Double(high - low + 1))
+        }
+        func normalised(_ spectrum: [Double]) -> [Double] {
+            let deviation = bands.map { level(spectrum, $0) - Self.reference($0) }
+            let mid = bands.filter { (300...1000).contains(Self.centreHz($0)) }
+            let offset = mid.map { deviation[$0] }.reduce(0, +) / Double(max(1, mid.count))
+            return deviation.map { $0 - offset }
+        }
+        guard activity.speechPower > 0, bands.count > 12 else {
+            bandwidthHz = nyquist
+            highFrequencyBalanceDB = nil
+            return
+        }
+        // Bandwidth from everything the channel carried during speech, room tone included: noise
+        // that fills the top of the spectrum went through the channel too.
+        let deviation = normalised(speech)
+        let passband = bands.filter { (300...1500).contains(Self.centreHz($0)) }.map { deviation[$0] }.sorted()
+        let passbandLevel = passband[passband.count / 2]
+        var edge = bands.count - 1
+        while edge > 0, deviation[edge] < passbandLevel - Self.edgeDropDB { edge -= 1 }
+        if edge == bands.count - 1 {
+            bandwidthHz = nyquist
+        } else {
+            // Back from the last band still carrying signal to where the fall passes edgeDB.
+            var start = edge
+            while start > 0, deviation[start] < passbandLevel - Self.edgeDB { start -= 1 }
+            bandwidthHz = min(nyquist, Self.centreHz(start) * pow(2, 1.0 / 12))
+        }
+        // The balance from speech alone: the room tone taken out, but never by more than 10 dB a
+        // band, so a band the noise buries reads as buried rather than as empty.
+        let clean = zip(speech, activity.noiseSpectrum).map { max($0 - $1, 0.1 * $0) }
+        let speechOnly = normalised(clean)
+        let top = min(4000, 0.8 * bandwidthHz)
+        let high = bands.filter { Self.centreHz($0) >= 2000 && Self.centreHz($0) <= top }
+        let mid = bands.filter { (300...1000).contains(Self.centreHz($0)) }
+        if high.count >= 2 {
+            let mean = { (set: [Int]) in set.map { speechOnly[$0] }.reduce(0, +) / Double(set.count) }
+            highFrequencyBalanceDB = mean(high) - mean(mid)
+        } else {
+            highFrequencyBalanceDB = nil
+        }
+    }
+}

@@ -1,0 +1,156 @@
+"""The sound check on a labelled set (eval/soundcheck/build_set.py), beside a simple rule-based
+checker with ACX-style thresholds and WADA-SNR, in one table.
+
+Per problem kind: precision, recall and F1 of `earshot soundcheck --format json`; macro-F1 over the
+kinds; the share of clean recordings judged good; metric errors against the faults' known sizes
+(SNR dB, RT60 s, bandwidth Hz, hum Hz). The peer checks what such a checker can: RMS −23…−18 dBFS,
+peaks under −3 dBFS, samples at full scale, a noise floor under −60 dBFS, WADA-SNR at least 20 dB
+(Kim & Stern 2008), and a DC offset over 0.01.
+
+    .venv/bin/python eval/soundcheck/evaluate.py --earshot .build/release/earshot --set eval/data/soundcheck/dev
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import soundfile as sf
+
+sys.path.insert(0, os.path.dirname(__file__))
+from build_set import KINDS  # noqa: E402
+
+
+def wada_table():
+    """G(SNR) = log E|x| − E log|x| for Gamma-shaped speech (α = 0.4) in Gaussian noise, seeded."""
+    rng = np.random.default_rng(0)
+    speech = rng.gamma(0.4, 1.0, 400_000) * rng.choice([-1, 1], 400_000)
+    speech /= np.sqrt(np.mean(speech ** 2))
+    noise = rng.standard_normal(400_000)
+    snrs = np.arange(-20, 101, 1.0)
+    g = []
+    for s in snrs:
+        x = np.abs(speech * 10 ** (s / 20) + noise)
+        g.append(np.log(x.mean()) - np.log(x).mean())
+    return snrs, np.array(g)
+
+
+SNRS, G = wada_table()
+
+
+def wada_snr(x):
+    a = np.abs(x) / max(np.abs(x).max(), 1e-10)
+    a = np.maximum(a, 1e-10)
+    v = np.log(max(a.mean(), 1e-10)) - np.log(a).mean()
+    # G falls monotonically with SNR... mostly: interpolate on the sorted pairs.
+    order = np.argsort(G)
+    return float(np.interp(v, G[order], SNRS[order]))
+
+
+def peer(x):
+    rms = 10 * np.log10(np.mean(x ** 2) + 1e-20)
+    peak = 20 * np.log10(np.abs(x).max() + 1e-20)
+    frames = (x[: len(x) // 800 * 800].reshape(-1, 800) ** 2).mean(axis=1)
+    floor = 10 * np.log10(np.percentile(frames, 5) + 1e-20)  # ACX's noise floor: the quietest half-second stretches
+    snr = wada_snr(x)
+    problems = set()
+    if rms < -23:
+        problems.add("too-quiet")
+    if rms > -18 or peak > -3:
+        problems.add("too-loud")
+    if np.sum(np.abs(x) >= 0.999 * np.abs(x).max()) >= 3 and peak > -0.1:
+        problems.add("clipping")
+    if floor > -60 or snr < 20:
+        problems.add("noisy")
+    if abs(np.mean(x)) > 0.01:
+        problems.add("dc-offset")
+    return problems, snr
+
+
+def check(earshot, path):
+    result = subprocess.run([earshot, "soundcheck", path, "--format", "json"], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SystemExit(f"earshot soundcheck failed on {path}: {result.stderr.strip()}")
+    return json.loads(result.stdout)
+
+
+def prf(tp, fp, fn):
+    p = tp / (tp + fp) if tp + fp else 0.0
+    r = tp / (tp + fn) if tp + fn else 0.0
+    return p, r, (2 * p * r / (p + r) if p + r else 0.0)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--earshot", required=True)
+    parser.add_argument("--set", required=True)
+    parser.add_argument("--dump", help="write every item's report and labels here (JSON)")
+    args = parser.parse_args()
+    meta = json.load(open(os.path.join(args.set, "items.json")))
+    items = meta["items"]
+    paths = [os.path.join(args.set, it["file"]) for it in items]
+    with ThreadPoolExecutor(2) as pool:
+        reports = list(pool.map(lambda p: check(args.earshot, p), paths))
+    peers = [peer(sf.read(p, dtype="float64")[0]) for p in paths]
+
+    print(f"\n## Sound check: {len(items)} recordings of {meta['split']} speakers ({args.set})\n")
+    print("| problem | items | Earshot P | R | F1 | ACX rules + WADA P | R | F1 |")
+    print("|---|---|---|---|---|---|---|---|")
+    f1s, peer_f1s = [], []
+    for kind in KINDS:
+        truth = [kind in it["problems"] for it in items]
+        mine = [any(p["kind"] == kind for p in r["problems"]) for r in reports]
+        theirs = [kind in p[0] for p in peers]
+        row = []
+        for guess in (mine, theirs):
+            tp = sum(t and g for t, g in zip(truth, guess))
+            fp = sum(g and not t for t, g in zip(truth, guess))
+            fn = sum(t and not g for t, g in zip(truth, guess))
+            row.append(prf(tp, fp, fn))
+        f1s.append(row[0][2])
+        peer_f1s.append(row[1][2])
+        print(f"| {kind} | {sum(truth)} | " + " | ".join(f"{v:.2f}" for v in row[0]) + " | " + " | ".join(f"{v:.2f}" for v in row[1]) + " |")
+    print(f"| **macro-F1** | | | | **{np.mean(f1s):.3f}** | | | **{np.mean(peer_f1s):.3f}** |")
+
+    clean = [i for i, it in enumerate(items) if not it["problems"]]
+    good = sum(reports[i]["verdict"] == "good" for i in clean)
+    peer_good = sum(not peers[i][0] for i in clean)
+    print(f"\nclean recordings judged good: Earshot {good}/{len(clean)} = {good / max(1, len(clean)):.1%}, "
+          f"rules {peer_good}/{len(clean)} = {peer_good / max(1, len(clean)):.1%}")
+    falsely = {}
+    for i in clean:
+        for p in reports[i]["problems"]:
+            falsely[p["kind"]] = falsely.get(p["kind"], 0) + 1
+    if falsely:
+        print("problems reported on clean recordings: " + ", ".join(f"{k} {v}" for k, v in sorted(falsely.items())))
+
+    def errors(key, metric, pick=lambda it: True):
+        rows = [(it["truth"][key], reports[i]["metrics"][metric], i) for i, it in enumerate(items) if key in it["truth"] and pick(it)]
+        measured = [(t, m) for t, m, _ in rows if m is not None]
+        e = np.abs([m - t for t, m in measured]) if measured else np.array([np.nan])
+        return rows, measured, e
+
+    print("\n| metric | items | median error | mean error | 90th percentile | not measured |")
+    print("|---|---|---|---|---|---|")
+    rows, measured, e = errors("snr", "snrDB")
+    print(f"| SNR, Earshot (dB) | {len(rows)} | {np.median(e):.2f} | {np.mean(e):.2f} | {np.percentile(e, 90):.2f} | {len(rows) - len(measured)} |")
+    pe = np.abs([peers[i][1] - t for t, _, i in rows]) if rows else np.array([np.nan])
+    print(f"| SNR, WADA-SNR (dB) | {len(rows)} | {np.median(pe):.2f} | {np.mean(pe):.2f} | {np.percentile(pe, 90):.2f} | 0 |")
+    rows, measured, e = errors("rt60", "rt60Seconds")
+    print(f"| RT60 (s) | {len(rows)} | {np.median(e):.3f} | {np.mean(e):.3f} | {np.percentile(e, 90):.3f} | {len(rows) - len(measured)} |")
+    rows, measured, e = errors("bandwidth", "bandwidthHz")
+    print(f"| bandwidth, narrowband (Hz) | {len(rows)} | {np.median(e):.0f} | {np.mean(e):.0f} | {np.percentile(e, 90):.0f} | 0 |")
+    full = [reports[i]["metrics"]["bandwidthHz"] for i in clean]
+    fe = np.abs(np.array(full) - meta["rate"] / 2)
+    print(f"| bandwidth, clean (Hz; truth {meta['rate'] // 2}) | {len(full)} | {np.median(fe):.0f} | {np.mean(fe):.0f} | {np.percentile(fe, 90):.0f} | 0 |")
+    hums = [(it["truth"]["hum"], reports[i]["metrics"]["humHz"]) for i, it in enumerate(items) if "hum" in it["truth"]]
+    print(f"| hum frequency right | {len(hums)} | {sum(t == m for t, m in hums)}/{len(hums)} | | | {sum(m is None for _, m in hums)} |")
+    if args.dump:
+        with open(args.dump, "w") as f:
+            json.dump([{"item": it, "report": r, "peer": sorted(p[0]), "wada": p[1]} for it, r, p in zip(items, reports, peers)], f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
