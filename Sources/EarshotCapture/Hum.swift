@@ -1,7 +1,9 @@
 import Foundation
 
 /// Mains hum: narrow lines at 50 or 60 Hz and their harmonics, standing out of a long-term
-/// spectrum with about 1 Hz resolution, where speech's moving harmonics smear into a smooth floor.
+/// spectrum with about 0.5 Hz resolution, where speech's moving harmonics smear into a smooth
+/// floor. The mains frequency holds within a few tenths of a hertz; a motor's or a fan's lines
+/// rarely sit exactly on it and its harmonics.
 struct HumMeasure {
     /// 50 or 60 when lines were found.
     let fundamentalHz: Double?
@@ -10,7 +12,8 @@ struct HumMeasure {
     let harmonics: Int
 
     /// A line must stand this far above the spectrum beside it.
-    static let prominenceDB = 12.0
+    static let prominenceDB = 10.0
+    static let wanderHz = 0.5
     static let loneProminenceDB = 20.0
     static let highestHz = 1000.0
 
@@ -28,8 +31,7 @@ struct HumMeasure {
             while Double(h) * fundamental <= min(Self.highestHz, spectrum.sampleRate / 2 - 30) {
                 let harmonic = h, hz = Double(h) * fundamental
                 h += 1
-                // Mains wanders by a few tenths of a hertz: the line's peak within ±1.5 Hz.
-                let centre = spectrum.bin(ofHz: hz), reach = max(1, Int((1.5 / spectrum.binHz).rounded()))
+                let centre = spectrum.bin(ofHz: hz), reach = max(1, Int((Self.wanderHz / spectrum.binHz).rounded()))
                 var peak = centre
                 for k in (centre - reach)...(centre + reach) where mean[k] > mean[peak] { peak = k }
                 var beside: [Double] = []

@@ -1,55 +1,47 @@
 import Foundation
 
-/// Reverberation time estimated blindly from speech: where speech stops, the room keeps ringing,
-/// and no speech sound dies away faster than the room lets it. So the fastest free decays found
-/// in octave bands, read as dB per second, bound the room's decay rate; the rate's tenth
-/// percentile, mapped onto measured rooms, gives RT60.
+/// Reverberation time estimated blindly from speech. Where speech stops, the room keeps
+/// ringing, and no speech sound dies away faster than the room lets it: so the fastest decays of
+/// the level in octave bands, read as dB per second over 200 ms, bound the room's decay rate.
+/// Their 5th percentile, mapped by a line fitted on rooms of known RT60, gives RT60.
 struct ReverberationMeasure {
-    /// Seconds, or nil where too few free decays stood far enough above the room tone.
+    /// Seconds, or nil where too little of the recording stood above its room tone to measure.
     let rt60Seconds: Double?
-    let decayCount: Int
 
     static let bandsHz: [Double] = [500, 1000, 2000, 4000]
-    /// A free decay: the band level falls for at least this long (no rise over 1 dB in a frame)…
-    static let shortestDecaySeconds = 0.06
-    /// …and is followed only while it stays this far above the band's room tone.
-    static let aboveNoiseDB = 8.0
-    static let leastDrop = 10.0
-    static let fewestDecays = 20
-    static let percentile = 0.1
-    /// Raw estimate → RT60: a line fitted on simulated and measured rooms (`make eval-soundcheck`'s tuning split).
-    static let calibration = (offset: 0.0, slope: 1.0)
+    static let windowSeconds = 0.2
+    /// A window counts while it ends this far above the band's quietest moments (2nd percentile)
+    /// and starts within 50 dB of its loudest.
+    static let aboveFloorDB = 6.0
+    static let belowTopDB = 50.0
+    static let percentile = 0.05
+    static let fewestWindows = 50
+    /// Raw estimate (−60 / the percentile's slope) → RT60: fitted on the tuning split's rooms
+    /// (`make eval-soundcheck`; exponential decays of 0.8–1.8 s and measured rooms near 0.3 s).
+    static let calibration = (offset: -0.297, slope: 1.445)
 
-    init(_ spectrogram: PowerSpectrogram, activity: SpeechActivity) {
+    init(_ spectrogram: PowerSpectrogram) {
         let nyquist = spectrogram.sampleRate / 2
+        let window = max(3, Int((Self.windowSeconds / spectrogram.hopSeconds).rounded()))
+        // Least-squares slope weights over the window.
+        let centre = Double(window - 1) / 2
+        let weights = (0..<window).map { Double($0) - centre }
+        let norm = weights.reduce(0) { $0 + $1 * $1 }
         var slopes: [Double] = []
-        let hop = spectrogram.hopSeconds
-        let shortest = max(3, Int((Self.shortestDecaySeconds / hop).rounded()))
-        for centre in Self.bandsHz where centre * sqrt(2) < nyquist {
-            let low = centre / sqrt(2), high = centre * sqrt(2)
-            let a = spectrogram.bin(ofHz: low), b = spectrogram.bin(ofHz: high)
-            var noise = 0.0
-            for k in a...b { noise += activity.noiseSpectrum[k] }
-            let floorDB = Level.dB(power: noise) + Self.aboveNoiseDB
+        for band in Self.bandsHz where band * 2.0.squareRoot() < nyquist {
+            let low = band / 2.0.squareRoot(), high = band * 2.0.squareRoot()
             let levels = (0..<spectrogram.frames.count).map { Level.dB(power: spectrogram.power($0, fromHz: low, toHz: high)) }
-            var t = 1
-            while t < levels.count {
-                // A decay starts at a local peak above the floor.
-                guard levels[t] >= levels[t - 1], t + 1 < levels.count, levels[t + 1] < levels[t], levels[t] > floorDB + Self.leastDrop else {
-                    t += 1
-                    continue
-                }
-                var end = t + 1
-                while end + 1 < levels.count, levels[end + 1] <= levels[end] + 1, levels[end + 1] > floorDB { end += 1 }
-                let length = end - t + 1
-                if length >= shortest, levels[t] - levels[end] >= Self.leastDrop {
-                    slopes.append(Self.slope(levels[t...end]) / hop)
-                }
-                t = end + 1
+            guard levels.count > window else { continue }
+            let sorted = levels.sorted()
+            let floor = sorted[Int(Double(sorted.count - 1) * 0.02)], top = sorted[sorted.count - 1]
+            for start in 0...(levels.count - window) {
+                guard levels[start + window - 1] > floor + Self.aboveFloorDB, levels[start] > top - Self.belowTopDB else { continue }
+                var slope = 0.0
+                for i in 0..<window { slope += weights[i] * levels[start + i] }
+                slopes.append(slope / norm / spectrogram.hopSeconds)
             }
         }
-        decayCount = slopes.count
-        guard slopes.count >= Self.fewestDecays else {
+        guard slopes.count >= Self.fewestWindows else {
             rt60Seconds = nil
             return
         }
@@ -59,19 +51,6 @@ struct ReverberationMeasure {
             rt60Seconds = nil
             return
         }
-        let raw = -60 / fastest
-        rt60Seconds = max(0, Self.calibration.offset + Self.calibration.slope * raw)
-    }
-
-    /// Least-squares slope per frame.
-    static func slope(_ values: ArraySlice<Double>) -> Double {
-        let n = Double(values.count)
-        let meanX = (n - 1) / 2, meanY = values.reduce(0, +) / n
-        var sxy = 0.0, sxx = 0.0
-        for (i, y) in values.enumerated() {
-            sxy += (Double(i) - meanX) * (y - meanY)
-            sxx += (Double(i) - meanX) * (Double(i) - meanX)
-        }
-        return sxy / sxx
+        rt60Seconds = max(0, Self.calibration.offset + Self.calibration.slope * (-60 / fastest))
     }
 }

@@ -22,10 +22,10 @@ public struct SoundCheck {
         public static let leastHeadroomDBFS = -0.3
         public static let clippedShare = 1e-3
         public static let flatTopShare = 1e-4
-        public static let leastSNRDB = 20.0
+        public static let leastSNRDB = 15.0
         /// Hum counts when its lines reach this level, and lie less than this far under speech.
         public static let humDBFS = -75.0
-        public static let humBelowSpeechDB = 50.0
+        public static let humBelowSpeechDB = 30.0
         public static let leastBandwidthHz = 5500.0
         public static let mostHighFrequencyLossDB = -10.0
         public static let mostRT60Seconds = 0.6
@@ -55,9 +55,9 @@ public struct SoundCheck {
         let activity = SpeechActivity(frames, roomTone: roomTone)
         let balance = SpectrumBalance(frames, activity: activity)
         let clipping = ClippingMeasure(signal)
-        let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, noisePower: activity.noisePower)
-        let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 1, hopSeconds: 0.5))
-        let reverberation = ReverberationMeasure(frames, activity: activity)
+        let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
+        let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1))
+        let reverberation = ReverberationMeasure(frames)
         let echo = EchoMeasure(centred, sampleRate: sampleRate)
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)

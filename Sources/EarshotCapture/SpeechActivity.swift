@@ -2,8 +2,8 @@ import Foundation
 
 /// Where the speech is, how loud it is and how loud the room is under it.
 ///
-/// The room tone is either given (a live check records it first) or found: the quietest tenth
-/// of the frames, leaving out digital silence. Speech power per frame is what stands above the
+/// The room tone is either given (a live check records it first) or found, bin by bin, in the
+/// recording's quietest moments (digital silence left out). Speech power per frame is what stands above the
 /// room tone; the active speech level follows ITU-T P.56's idea — the mean over frames within
 /// 15.9 dB of that mean, found by iteration — so pauses do not dilute it.
 struct SpeechActivity {
@@ -15,30 +15,54 @@ struct SpeechActivity {
     /// The active speech level (mean square, noise removed).
     let speechPower: Double
 
-    static let quietShare = 0.1
     static let activeMarginDB = 15.9
-    /// The quietest tenth of a fluctuating room reads low: the mean of the whole room tone is
-    /// this much higher, measured on recorded household noise (`make eval-soundcheck`'s tuning split).
-    static let quietBiasDB = 1.0
+    /// Each bin's room tone is a low percentile of its (smoothed) power over time: even in
+    /// continuous speech every bin has moments between harmonics, words and syllables where only
+    /// the room is heard.
+    static let quietPercentile = 0.1
+    /// The percentile reads under the mean of a fluctuating room tone by this much (set on the
+    /// recorded household noise of `make eval-soundcheck`'s tuning split).
+    static let quietBiasDB = 3.0
+
+    /// The room tone per bin, from the recording itself.
+    static func roomTone(_ spectrogram: PowerSpectrogram, audible: [Bool]) -> [Double] {
+        let frames = spectrogram.frames, bins = spectrogram.binCount
+        let kept = frames.indices.filter { audible[$0] }
+        guard !kept.isEmpty else { return [Double](repeating: 0, count: bins) }
+        let bias = pow(10, quietBiasDB / 10)
+        var column = [Double](repeating: 0, count: kept.count)
+        return (0..<bins).map { k in
+            // Smoothed over three bins and five frames, so the percentile reads a steadier estimate.
+            for (j, t) in kept.enumerated() {
+                var sum = 0.0, n = 0.0
+                for dt in -2...2 where kept.indices.contains(j + dt) {
+                    let row = frames[kept[j + dt]]
+                    for dk in -1...1 where (0..<bins).contains(k + dk) {
+                        sum += row[k + dk]
+                        n += 1
+                    }
+                }
+                _ = t
+                column[j] = sum / n
+            }
+            column.sort()
+            return column[Int(Double(column.count - 1) * quietPercentile)] * bias
+        }
+    }
 
     init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil) {
         let count = spectrogram.frames.count
         let totals = (0..<count).map { spectrogram.power($0) }
-        var quiet: [Int]
         if let roomTone, !roomTone.isEmpty {
-            quiet = Array(roomTone.clamped(to: 0..<count))
+            let quiet = roomTone.clamped(to: 0..<count)
+            var noise = [Double](repeating: 0, count: spectrogram.binCount)
+            for t in quiet {
+                for k in noise.indices { noise[k] += spectrogram.frames[t][k] }
+            }
+            noiseSpectrum = noise.map { $0 / Double(max(1, quiet.count)) }
         } else {
-            let audible = (0..<count).filter { totals[$0] > 1e-12 }
-            let sorted = audible.sorted { totals[$0] < totals[$1] }
-            quiet = Array(sorted.prefix(max(1, Int(Double(sorted.count) * Self.quietShare))))
+            noiseSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 })
         }
-        let bias = roomTone == nil ? pow(10, Self.quietBiasDB / 10) : 1
-        var noise = [Double](repeating: 0, count: spectrogram.binCount)
-        for t in quiet {
-            for k in noise.indices { noise[k] += spectrogram.frames[t][k] }
-        }
-        let scale = quiet.isEmpty ? 0 : bias / Double(quiet.count)
-        noiseSpectrum = noise.map { $0 * scale }
         let noiseTotal = noiseSpectrum.reduce(0, +)
         noisePower = noiseTotal
 
