@@ -14,7 +14,6 @@ struct HumMeasure {
     /// A line must stand this far above the spectrum beside it.
     static let prominenceDB = 10.0
     static let wanderHz = 0.5
-    static let loneProminenceDB = 20.0
     static let highestHz = 1000.0
 
     init(_ spectrum: PowerSpectrogram) {
@@ -26,10 +25,10 @@ struct HumMeasure {
         mean = mean.map { $0 / frames }
         var best: (hz: Double, power: Double, count: Int)? = nil
         for fundamental in [50.0, 60.0] {
-            var power = 0.0, count = 0, strongLow = false
+            var power = 0.0, count = 0
             var h = 1
             while Double(h) * fundamental <= min(Self.highestHz, spectrum.sampleRate / 2 - 30) {
-                let harmonic = h, hz = Double(h) * fundamental
+                let hz = Double(h) * fundamental
                 h += 1
                 let centre = spectrum.bin(ofHz: hz), reach = max(1, Int((Self.wanderHz / spectrum.binHz).rounded()))
                 var peak = centre
@@ -45,11 +44,9 @@ struct HumMeasure {
                 for k in max(0, peak - 2)...min(mean.count - 1, peak + 2) { line += max(0, mean[k] - floor) }
                 power += line
                 count += 1
-                if harmonic <= 2, floor > 0, mean[peak] > floor * pow(10, Self.loneProminenceDB / 10) { strongLow = true }
             }
-            // One weak line may be an appliance; hum is a series, or a strong line at the
-            // mains frequency or its double (a rectifier's hum).
-            if count >= 2 || strongLow, best == nil || power > best!.power { best = (fundamental, power, count) }
+            // One line may be a motor or an old recorder's faint whine; hum is a series.
+            if count >= 2, best == nil || power > best!.power { best = (fundamental, power, count) }
         }
         if let best {
             fundamentalHz = best.hz

@@ -29,6 +29,9 @@ public struct SoundCheck {
         public static let leastBandwidthHz = 5500.0
         public static let mostHighFrequencyLossDB = -10.0
         public static let mostRT60Seconds = 0.6
+        /// Under this SNR the room tone fills the decays and the RT60 estimate reads long: it is
+        /// reported, but the noise is the problem to fix.
+        public static let leastSNRForRT60DB = 10.0
         public static let mostDCOffset = 0.01
         public static let mostDropouts = 0
     }
@@ -61,7 +64,10 @@ public struct SoundCheck {
         let echo = EchoMeasure(centred, sampleRate: sampleRate)
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
-        let snr = activity.speechPower <= 0 ? 0 : min(100, speech - noise)
+        // SNR against the broadband background: hum is reported as hum, not counted twice as noise.
+        let humPower = hum.fundamentalHz == nil ? 0 : pow(10, hum.levelDBFS / 10)
+        let background = max(activity.noisePower - humPower, 0.01 * activity.noisePower)
+        let snr = activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background))
         let metrics = SoundCheckReport.Metrics(
             speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
             noiseFloorDBFS: Self.rounded(noise, 1), snrDB: Self.rounded(snr, 1),
@@ -146,7 +152,7 @@ struct Findings {
                 "An echo \(db(-echo.levelDB)) dB down arrives \(Int((delay * 1000).rounded())) ms after the direct sound (correlation \(String(format: "%.2f", echo.correlation)), over the \(String(format: "%.2f", EchoMeasure.leastCorrelation)) an audible echo reaches).",
                 "Wear headphones or turn the loudspeakers down, and turn on echo cancellation (earshot capture --mode voice-isolation).")
         }
-        if let rt60 = m.rt60Seconds, rt60 > T.mostRT60Seconds {
+        if let rt60 = m.rt60Seconds, rt60 > T.mostRT60Seconds, m.snrDB >= T.leastSNRForRT60DB {
             add(.reverberant,
                 "The room rings for about \(String(format: "%.2f", rt60)) s (RT60); speech stays clear up to \(String(format: "%.1f", T.mostRT60Seconds)) s.",
                 "Move closer to the microphone, or record in a smaller room with soft furnishings — curtains, carpet, a sofa — rather than bare walls.")
@@ -157,7 +163,7 @@ struct Findings {
                 "Switch the headset to its wideband mode, or use a wired or built-in microphone: a Bluetooth headset in call mode sends telephone-band audio.")
         } else if let balance = highFrequencyBalanceDB, balance < T.mostHighFrequencyLossDB {
             add(.muffled,
-                "Frequencies from 2 to 4 kHz are \(db(-balance)) dB quieter than in normal speech (more than \(db(-T.mostHighFrequencyLossDB)) dB: the microphone sounds covered).",
+                "Frequencies from 2 to 6 kHz are \(db(-balance)) dB quieter than in normal speech (more than \(db(-T.mostHighFrequencyLossDB)) dB: the microphone sounds covered).",
                 "Uncover the microphone — a case, a finger, clothing or a thick foam cover over it — and point it towards your mouth.")
         }
         if abs(m.dcOffset) > T.mostDCOffset {

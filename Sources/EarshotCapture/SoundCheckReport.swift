@@ -8,6 +8,7 @@ public struct SoundCheckReport: Codable, Equatable, Sendable {
         public var peakDBFS: Double
         /// The room tone's level.
         public var noiseFloorDBFS: Double
+        /// Speech against the broadband room tone (mains hum left out: it is its own problem).
         public var snrDB: Double
         /// Share of samples clipped or crowded against the peak.
         public var clippedShare: Double

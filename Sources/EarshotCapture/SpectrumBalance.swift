@@ -5,7 +5,7 @@ import Foundation
 struct SpectrumBalance {
     /// The highest frequency the channel carries.
     let bandwidthHz: Double
-    /// Level of 2–4 kHz against 300 Hz–1 kHz, relative to read speech (negative: duller).
+    /// Level of 2–6 kHz against 300 Hz–1 kHz, relative to read speech (negative: duller).
     let highFrequencyBalanceDB: Double?
 
     /// The long-term average spectrum of read speech, dB per sixth-octave band centred on
@@ -21,8 +21,9 @@ struct SpectrumBalance {
         i < referenceDB.count ? referenceDB[i] : referenceDB[referenceDB.count - 1] - 8 * Double(i - referenceDB.count + 1) / 6
     }
 
-    /// Where the spectrum, against speech's, has fallen this far below its own passband, the channel ends.
-    static let edgeDropDB = 30.0
+    /// Where the spectrum, against speech's, has fallen this far below its own passband, the
+    /// channel ends (a covered microphone takes 15–30 dB, and what it leaves still reaches the top).
+    static let edgeDropDB = 45.0
     /// The edge is placed where the fall first passes this many dB, so a gentle filter's skirt is not counted as bandwidth.
     static let edgeDB = 10.0
 
@@ -68,7 +69,7 @@ struct SpectrumBalance {
         // band, so a band the noise buries reads as buried rather than as empty.
         let clean = zip(speech, activity.noiseSpectrum).map { max($0 - $1, 0.1 * $0) }
         let speechOnly = normalised(clean)
-        let top = min(4000, 0.8 * bandwidthHz)
+        let top = min(6000, 0.8 * bandwidthHz)
         let high = bands.filter { Self.centreHz($0) >= 2000 && Self.centreHz($0) <= top }
         let mid = bands.filter { (300...1000).contains(Self.centreHz($0)) }
         if high.count >= 2 {
