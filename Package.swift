@@ -101,6 +101,7 @@ let package = Package(
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
+        .testTarget(name: "EarshotCaptureTests", dependencies: ["EarshotCapture", "EarshotCore", "EarshotDSP"]),
         .testTarget(
             name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotDSP"],
             resources: [.copy("Fixtures")]),

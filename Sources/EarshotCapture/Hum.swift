@@ -45,7 +45,8 @@ struct HumMeasure {
                 power += line
                 count += 1
             }
-            // One line may be a motor or an old recorder's faint whine; hum is a series.
+            // One line may be a motor, or an old recorder's faint whine (clean LibriSpeech
+            // recordings carry such lines); hum is a series.
             if count >= 2, best == nil || power > best!.power { best = (fundamental, power, count) }
         }
         if let best {

@@ -1,0 +1,189 @@
+import EarshotCapture
+import EarshotCore
+import EarshotDSP
+import Foundation
+import Testing
+
+/// Speech-like sound, seeded: voiced syllables (a gliding harmonic complex whose harmonics fall
+/// about 9 dB an octave above 500 Hz, as read speech's spectrum does) and fricatives, between pauses.
+func syntheticSpeech(seconds: Double, rate: Double = 16_000, levelDBFS: Double = -22, seed: UInt64 = 1) -> [Float] {
+    var random = SeededRandom(seed: seed)
+    let count = Int(seconds * rate)
+    var out = [Float](repeating: 0, count: count)
+    var n = Int(0.3 * rate)
+    var phase = [Double](repeating: 0, count: 80)
+    while n < count - Int(0.3 * rate) {
+        let length = Int((0.12 + 0.2 * Double.random(in: 0..<1, using: &random)) * rate)
+        let f0 = 100 + 120 * Double.random(in: 0..<1, using: &random), glide = (Double.random(in: 0..<1, using: &random) - 0.5) * 40
+        let fricative = Double.random(in: 0..<1, using: &random) < 0.3
+        var hold = 0.0, state = 0.0
+        for i in 0..<min(length, count - n) {
+            let t = Double(i) / Double(length)
+            let envelope = sin(Double.pi * t)
+            var value = 0.0
+            if fricative {
+                // High-passed noise: the difference of white noise.
+                let white = random.nextGaussian()
+                value = 0.5 * (white - hold)
+                hold = white
+            } else {
+                let f = f0 + glide * t
+                for h in 1..<phase.count where Double(h) * f < rate / 2 {
+                    let hz = Double(h) * f
+                    phase[h] += 2 * Double.pi * hz / rate
+                    let tilt = hz < 500 ? 1 : pow(hz / 500, -1.5)
+                    value += tilt * sin(phase[h])
+                }
+                state = 0.5 * state + 0.02 * random.nextGaussian()
+                value = value * 0.2 + state
+            }
+            out[n + i] = Float(envelope * value)
+        }
+        n += length + Int((0.05 + (Double.random(in: 0..<1, using: &random) < 0.3 ? 0.4 : 0.08) * Double.random(in: 0..<1, using: &random)) * rate)
+    }
+    return scaled(out, toSpeechDBFS: levelDBFS)
+}
+
+/// Scaled so that its 10 ms frames within 15.9 dB of their mean power average `dbfs`.
+func scaled(_ x: [Float], toSpeechDBFS dbfs: Double) -> [Float] {
+    let frames = stride(from: 0, to: x.count - 160, by: 160).map { s in x[s..<(s + 160)].reduce(0.0) { $0 + Double($1) * Double($1) } / 160 }
+    var level = frames.reduce(0, +) / Double(frames.count)
+    for _ in 0..<20 {
+        let active = frames.filter { $0 > level * pow(10, -1.59) }
+        level = active.reduce(0, +) / Double(active.count)
+    }
+    let gain = Float(sqrt(pow(10, dbfs / 10) / level))
+    return x.map { $0 * gain }
+}
+
+func whiteNoise(_ count: Int, dbfs: Double, seed: UInt64) -> [Float] {
+    var random = SeededRandom(seed: seed)
+    let sigma = pow(10, dbfs / 20)
+    return (0..<count).map { _ in Float(sigma * random.nextGaussian()) }
+}
+
+func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(\.kind.rawValue)) }
+
+@Suite struct SoundCheckTests {
+    let rate = 16_000.0
+    let speech = syntheticSpeech(seconds: 10)
+    let roomTone = whiteNoise(160_000, dbfs: -68, seed: 2)
+
+    func check(_ x: [Float], rate: Double = 16_000) throws -> SoundCheckReport { try SoundCheck(x, sampleRate: rate).report }
+    func plus(_ a: [Float], _ b: [Float]) -> [Float] { zip(a, b).map { $0 + $1 } }
+
+    @Test func cleanSpeechIsGoodAndMeasuredRight() throws {
+        let report = try check(plus(speech, roomTone))
+        #expect(report.verdict == .good, "\(report.problems)")
+        #expect(abs(report.metrics.speechLevelDBFS - -22) < 1.5, "\(report.metrics)")
+        #expect(report.metrics.bandwidthHz >= 7000)
+        #expect(report.metrics.humHz == nil)
+    }
+
+    @Test func noiseAtAKnownSNR() throws {
+        let report = try check(plus(speech, whiteNoise(speech.count, dbfs: -22 - 8, seed: 3)))
+        #expect(kinds(report).contains("noisy"))
+        #expect(abs(report.metrics.snrDB - 8) <= 3, "SNR \(report.metrics.snrDB)")
+    }
+
+    @Test func levelProblems() throws {
+        #expect(kinds(try check(plus(scaled(speech, toSpeechDBFS: -50), whiteNoise(speech.count, dbfs: -100, seed: 4)))) == ["too-quiet"])
+        let peak = speech.map(abs).max()!
+        let hot = speech.map { $0 / peak * 0.995 }
+        #expect(kinds(try check(plus(hot, roomTone))).contains("too-loud"))
+        let limit = speech.map(abs).sorted()[speech.count * 98 / 100]
+        let clipped = speech.map { min(max($0, -limit), limit) / limit * 0.9 }
+        let report = try check(plus(clipped, roomTone))
+        #expect(kinds(report).contains("clipping"), "\(report.problems)")
+        #expect(report.metrics.clippedShare > 0.005)
+    }
+
+    @Test func humIsFoundAtItsMainsFrequency() throws {
+        for mains in [50.0, 60.0] {
+            let hum = (0..<speech.count).map { n -> Float in
+                let t = Double(n) / rate
+                return Float(0.006 * sin(2 * Double.pi * mains * t) + 0.004 * sin(2 * Double.pi * 2 * mains * t + 2)
+                             + 0.003 * sin(2 * Double.pi * 3 * mains * t + 1))
+            }
+            let report = try check(plus(plus(speech, roomTone), hum))
+            #expect(report.metrics.humHz == mains)
+            #expect(kinds(report).contains("hum"))
+        }
+    }
+
+    @Test func narrowChannelAndCoveredMicrophone() throws {
+        let clean = plus(speech, roomTone)
+        // A telephone channel: everything above 3.4 kHz removed.
+        let narrow = try check(filtered(clean) { $0 <= 3400 ? 1 : 0 })
+        #expect(kinds(narrow) == ["narrowband"], "\(narrow.problems)")
+        #expect(abs(narrow.metrics.bandwidthHz - 3400) < 500, "\(narrow.metrics.bandwidthHz)")
+        // A covered microphone: 25 dB less from an octave above 1.5 kHz, nothing removed.
+        let muffled = try check(filtered(clean) { hz in pow(10, -25 * min(1, max(0, log2(max(hz, 1) / 1500))) / 20) })
+        #expect(kinds(muffled) == ["muffled"], "\(muffled.problems)")
+    }
+
+    @Test func dcDropoutsAndEcho() throws {
+        let clean = plus(speech, roomTone)
+        #expect(kinds(try check(clean.map { $0 + 0.05 })).contains("dc-offset"))
+        var gapped = clean
+        // Three 40 ms gaps where the speech is loudest.
+        let loudest = stride(from: 8000, to: clean.count - 8000, by: 1600).sorted { abs(clean[$0]) > abs(clean[$1]) }.prefix(3)
+        for start in loudest { for i in start..<(start + 640) { gapped[i] = 0 } }
+        let report = try check(gapped)
+        #expect(kinds(report).contains("dropouts"), "\(report.problems)")
+        let delay = Int(0.2 * rate)
+        let echoed = clean.indices.map { $0 >= delay ? clean[$0] + 0.5 * clean[$0 - delay] : clean[$0] }
+        let echo = try check(echoed)
+        #expect(kinds(echo).contains("echo"), "\(echo.problems)")
+        #expect(echo.problems.first { $0.kind == .echo }!.detail.contains("200 ms"))
+    }
+
+    @Test func reverberationTimeOfARoom() throws {
+        var random = SeededRandom(seed: 9)
+        let rt60 = 1.2
+        var room = (0..<Int(rt60 * rate)).map { n in Float(random.nextGaussian() * exp(-6.91 * Double(n) / rate / rt60)) }
+        let energy = room.reduce(0) { $0 + $1 * $1 }
+        room = room.map { $0 / energy.squareRoot() }
+        room[0] += 0.7
+        let dry = speech
+        var wet = [Float](repeating: 0, count: dry.count)
+        for (i, x) in dry.enumerated() where x != 0 {
+            for (j, h) in room.enumerated() where i + j < wet.count { wet[i + j] += x * h }
+        }
+        let report = try check(plus(wet, roomTone))
+        let measured = try #require(report.metrics.rt60Seconds)
+        #expect(abs(measured - rt60) < 0.35, "RT60 \(measured)")
+        #expect(kinds(report).contains("reverberant"))
+        let dryReport = try check(plus(dry, roomTone))
+        #expect(!kinds(dryReport).contains("reverberant"), "\(String(describing: dryReport.metrics.rt60Seconds))")
+    }
+
+    @Test func badInputIsRefused() {
+        #expect(throws: EarshotError.self) { try SoundCheck([Float](repeating: 0.1, count: 8000), sampleRate: 16_000) }
+        var poisoned = speech
+        poisoned[500] = .nan
+        #expect(throws: EarshotError.self) { try SoundCheck(poisoned, sampleRate: 16_000) }
+        #expect(throws: EarshotError.self) { try SoundCheck(speech, sampleRate: 0) }
+    }
+
+    @Test func silenceHasNoSpeech() throws {
+        let report = try check([Float](repeating: 0, count: 32_000))
+        #expect(report.verdict == .fix)
+        #expect(kinds(report) == ["too-quiet"])
+    }
+
+    /// Zero-phase filtering by a gain per frequency, through one long FFT.
+    func filtered(_ x: [Float], gain: (Double) -> Double) -> [Float] {
+        let fft = RealFFT(size: RealFFT.fastSize(atLeast: x.count), planning: .estimate)
+        fft.time.update(repeating: 0)
+        for i in x.indices { fft.time[i] = x[i] }
+        fft.forward()
+        for k in 0..<fft.binCount {
+            let g = Float(gain(Double(k) * rate / Double(fft.size)))
+            fft.spectrum[2 * k] *= g
+            fft.spectrum[2 * k + 1] *= g
+        }
+        fft.inverse()
+        return Array(fft.time[0..<x.count])
+    }
+}
