@@ -5,7 +5,8 @@ import Foundation
 struct SpectrumBalance {
     /// The highest frequency the channel carries.
     let bandwidthHz: Double
-    /// Level of 2–6 kHz against 300 Hz–1 kHz, relative to read speech (negative: duller).
+    /// Level of 4–7 kHz against 300 Hz–1 kHz, relative to read speech (negative: duller). A cover
+    /// takes most from the top octaves; below 4 kHz it takes too little to tell from a dull voice.
     let highFrequencyBalanceDB: Double?
 
     /// The long-term average spectrum of read speech, dB per sixth-octave band centred on
@@ -69,8 +70,8 @@ struct SpectrumBalance {
         // band, so a band the noise buries reads as buried rather than as empty.
         let clean = zip(speech, activity.noiseSpectrum).map { max($0 - $1, 0.1 * $0) }
         let speechOnly = normalised(clean)
-        let top = min(6000, 0.8 * bandwidthHz)
-        let high = bands.filter { Self.centreHz($0) >= 2000 && Self.centreHz($0) <= top }
+        let top = min(7000, 0.9 * bandwidthHz)
+        let high = bands.filter { Self.centreHz($0) >= 4000 && Self.centreHz($0) <= top }
         let mid = bands.filter { (300...1000).contains(Self.centreHz($0)) }
         if high.count >= 2 {
             let mean = { (set: [Int]) in set.map { speechOnly[$0] }.reduce(0, +) / Double(set.count) }
