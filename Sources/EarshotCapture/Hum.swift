@@ -14,6 +14,7 @@ struct HumMeasure {
     /// A line must stand this far above the spectrum beside it.
     static let prominenceDB = 10.0
     static let wanderHz = 0.5
+    static let loneProminenceDB = 20.0
     static let highestHz = 1000.0
 
     init(_ spectrum: PowerSpectrogram) {
@@ -25,7 +26,7 @@ struct HumMeasure {
         mean = mean.map { $0 / frames }
         var best: (hz: Double, power: Double, count: Int)? = nil
         for fundamental in [50.0, 60.0] {
-            var power = 0.0, count = 0
+            var power = 0.0, count = 0, strongFundamental = false
             var h = 1
             while Double(h) * fundamental <= min(Self.highestHz, spectrum.sampleRate / 2 - 30) {
                 let hz = Double(h) * fundamental
@@ -44,10 +45,11 @@ struct HumMeasure {
                 for k in max(0, peak - 2)...min(mean.count - 1, peak + 2) { line += max(0, mean[k] - floor) }
                 power += line
                 count += 1
+                if hz == fundamental, mean[peak] > floor * pow(10, Self.loneProminenceDB / 10) { strongFundamental = true }
             }
-            // One line may be a motor, or an old recorder's faint whine (clean LibriSpeech
-            // recordings carry such lines); hum is a series.
-            if count >= 2, best == nil || power > best!.power { best = (fundamental, power, count) }
+            // Hum is a series of lines, or a fundamental that towers over its surroundings: speech
+            // masks the harmonics of a hum that is plainly audible in the pauses.
+            if count >= 2 || strongFundamental, best == nil || power > best!.power { best = (fundamental, power, count) }
         }
         if let best {
             fundamentalHz = best.hz

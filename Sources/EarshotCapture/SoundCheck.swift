@@ -25,7 +25,7 @@ public struct SoundCheck {
         public static let leastSNRDB = 15.0
         /// Hum counts when its lines reach this level, and lie less than this far under speech.
         public static let humDBFS = -75.0
-        public static let humBelowSpeechDB = 30.0
+        public static let humBelowSpeechDB = 25.0
         public static let leastBandwidthHz = 5500.0
         public static let mostHighFrequencyLossDB = -18.0
         public static let mostRT60Seconds = 0.6

@@ -10,7 +10,7 @@ get one or two faults of known size (peaks are kept under −1 dBFS unless the f
   too-quiet     speech at −55…−42 dBFS            too-loud   peaks at −0.25…−0.02 dBFS, unclipped
   clipping      hard (0.3–5 % of samples cut) or soft (tanh saturation), then gain to −6…−0.5 dBFS peak
   noisy         a real recording (dishes, tap, bike, cat, pink/white noise) at 0–12 dB SNR
-  hum           50 or 60 Hz and 1–5 harmonics, 10–28 dB under the speech
+  hum           50 or 60 Hz and 1–5 harmonics, 8–22 dB under the speech
   narrowband    a channel low-passed at 2.8–4.5 kHz (eighth-order Butterworth, or resampled to 8 kHz)
   muffled       a covered microphone: 15–30 dB less above 1.5–3 kHz
   reverberant   a room of RT60 0.8–1.8 s (exponentially decaying noise, direct path 0 to −8 dB DRR)
@@ -132,7 +132,7 @@ def apply(kind, x, rng, truth, bank, speech_db):
         return scipy.signal.sosfilt(sos, x)
     if kind == "hum":
         f0 = 50.0 if rng.random() < 0.5 else 60.0
-        below = rng.uniform(10, 28)
+        below = rng.uniform(8, 22)
         t = np.arange(len(x)) / RATE
         harmonics = int(rng.integers(2, 7))
         hum = sum(rng.uniform(0.3, 1) / h * np.sin(2 * np.pi * (f0 + rng.uniform(-0.2, 0.2)) * h * t + rng.uniform(0, 6.3))
