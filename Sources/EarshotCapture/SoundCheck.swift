@@ -28,10 +28,10 @@ public struct SoundCheck {
         public static let humBelowSpeechDB = 25.0
         public static let leastBandwidthHz = 5500.0
         public static let mostHighFrequencyLossDB = -18.0
-        public static let mostRT60Seconds = 0.6
+        public static let mostRT60Seconds = 0.7
         /// Under this SNR the room tone fills the decays and the RT60 estimate reads long: it is
-        /// reported, but the noise is the problem to fix.
-        public static let leastSNRForRT60DB = 10.0
+        /// reported, but the noise is the problem to fix first.
+        public static let leastSNRForRT60DB = 15.0
         public static let mostDCOffset = 0.01
         public static let mostDropouts = 0
     }
