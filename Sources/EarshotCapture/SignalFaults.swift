@@ -54,7 +54,9 @@ struct DropoutMeasure {
 
     init(_ signal: [Float], sampleRate: Double, speechPower: Double) {
         let shortest = max(1, Int(Self.shortestSeconds * sampleRate)), longest = Int(Self.longestSeconds * sampleRate)
-        let context = max(1, Int(0.01 * sampleRate))
+        // A dropout cuts the sound off mid-flight: the few milliseconds either side are loud. (A
+        // gate or a pause fades out first.)
+        let context = max(1, Int(0.003 * sampleRate))
         let alive = speechPower * pow(10, -Self.contextBelowSpeechDB / 10)
         func power(_ range: Range<Int>) -> Double {
             range.reduce(0.0) { $0 + Double(signal[$1]) * Double(signal[$1]) } / Double(max(1, range.count))

@@ -22,11 +22,17 @@ struct SpectrumBalance {
         i < referenceDB.count ? referenceDB[i] : referenceDB[referenceDB.count - 1] - 8 * Double(i - referenceDB.count + 1) / 6
     }
 
-    /// Where the spectrum, against speech's, has fallen this far below its own passband, the
-    /// channel ends (a covered microphone takes 15–30 dB, and what it leaves still reaches the top).
-    static let edgeDropDB = 45.0
-    /// The edge is placed where the fall first passes this many dB, so a gentle filter's skirt is not counted as bandwidth.
+    /// A channel's edge is a cliff: this many dB down within half an octave, and nothing
+    /// above coming back (a covered microphone takes 15–30 dB over an octave or more).
+    static let cliffDB = 22.0
+    /// …and the channel stops there: the bands above lie this far under the passband. A cover
+    /// muffles by 15–30 dB and levels off; a channel's stopband goes on down.
+    static let stopbandDB = 35.0
+    /// The edge itself is placed where the fall passes this many dB.
     static let edgeDB = 10.0
+    /// A band is still carried within this many dB of the passband (against speech's spectrum:
+    /// some voices and microphones are dull).
+    static let carriedDB = 30.0
 
     init(_ spectrogram: PowerSpectrogram, activity: SpeechActivity) {
         let nyquist = spectrogram.sampleRate / 2
@@ -51,21 +57,28 @@ struct SpectrumBalance {
             highFrequencyBalanceDB = nil
             return
         }
-        // Bandwidth from everything the channel carried during speech, room tone included: noise
-        // that fills the top of the spectrum went through the channel too.
-        let deviation = normalised(speech)
+        // Bandwidth from everything the channel carried during speech, room tone included (noise
+        // that fills the top of the spectrum went through the channel too), with the loudest
+        // twentieth of frames left out of each bin so a few clicks (a dropout's edges) do not
+        // count as bandwidth. The channel ends at a cliff: the highest band still carried with
+        // everything from half an octave above it cliffDB under it and deep in a stopband. A
+        // covered microphone's loss levels off, and a clipper's distortion above a narrow channel
+        // stays under the cliff's foot.
+        let deviation = normalised(activity.speechSpectrum(spectrogram, trimmedShare: 0.05))
         let passband = bands.filter { (300...1500).contains(Self.centreHz($0)) }.map { deviation[$0] }.sorted()
         let passbandLevel = passband[passband.count / 2]
-        var edge = bands.count - 1
-        while edge > 0, deviation[edge] < passbandLevel - Self.edgeDropDB { edge -= 1 }
-        if edge == bands.count - 1 {
-            bandwidthHz = nyquist
-        } else {
-            // Back from the last band still carrying signal to where the fall passes edgeDB.
-            var start = edge
-            while start > 0, deviation[start] < passbandLevel - Self.edgeDB { start -= 1 }
-            bandwidthHz = min(nyquist, Self.centreHz(start) * pow(2, 1.0 / 12))
+        var width = nyquist
+        for i in bands.reversed() where Self.centreHz(i) >= 1000 && i + 3 < bands.count {
+            let above = deviation[(i + 3)...].max()!
+            if deviation[i] >= passbandLevel - Self.carriedDB, deviation[i] - above >= Self.cliffDB, above <= passbandLevel - Self.stopbandDB {
+                // The edge: where the fall into the cliff passes edgeDB.
+                var edge = i
+                while edge > 0, Self.centreHz(edge) > 1000, deviation[edge] < passbandLevel - Self.edgeDB { edge -= 1 }
+                width = min(nyquist, Self.centreHz(edge) * pow(2, 1.0 / 12))
+                break
+            }
         }
+        bandwidthHz = width
         // The balance from speech alone: the room tone taken out, but never by more than 10 dB a
         // band, so a band the noise buries reads as buried rather than as empty.
         let clean = zip(speech, activity.noiseSpectrum).map { max($0 - $1, 0.1 * $0) }

@@ -84,14 +84,17 @@ struct SpeechActivity {
 
     var activeShare: Double { Double(active.filter { $0 }.count) / Double(max(1, active.count)) }
 
-    /// Mean power per bin over the speech frames (room tone included).
-    func speechSpectrum(_ spectrogram: PowerSpectrogram) -> [Double] {
-        var sum = [Double](repeating: 0, count: spectrogram.binCount)
-        var n = 0
-        for (t, isActive) in active.enumerated() where isActive {
-            n += 1
-            for k in sum.indices { sum[k] += spectrogram.frames[t][k] }
+    /// Mean power per bin over the speech frames (room tone included); with `trimmedShare`, each
+    /// bin's loudest frames in that share are left out.
+    func speechSpectrum(_ spectrogram: PowerSpectrogram, trimmedShare: Double = 0) -> [Double] {
+        let frames = active.indices.filter { active[$0] }
+        guard !frames.isEmpty else { return [Double](repeating: 0, count: spectrogram.binCount) }
+        let kept = max(1, frames.count - Int(Double(frames.count) * trimmedShare))
+        var column = [Double](repeating: 0, count: frames.count)
+        return (0..<spectrogram.binCount).map { k in
+            for (j, t) in frames.enumerated() { column[j] = spectrogram.frames[t][k] }
+            if kept < column.count { column.sort() }
+            return column[0..<kept].reduce(0, +) / Double(kept)
         }
-        return sum.map { $0 / Double(max(1, n)) }
     }
 }

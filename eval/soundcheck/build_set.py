@@ -214,10 +214,12 @@ def main():
         tone *= np.sqrt(active_power(x) * 10 ** (-rng.uniform(40, 55) / 10) / np.mean(tone ** 2))
         x = x + tone
         for kind in sorted(faults, key=ORDER.index):
-            if kind in ("too-loud", "clipping", "dc-offset", "dropouts"):
+            if kind in ("too-loud", "clipping", "dc-offset", "dropouts") and not {"too-loud", "clipping"} & set(truth.get("applied", [])):
                 x = headroom(x)
+            truth.setdefault("applied", []).append(kind)
             x = apply(kind, x, rng, truth, bank, speech_db)
         x = headroom(x) if not {"too-loud", "clipping"} & set(faults) else x
+        truth.pop("applied", None)
         name = f"{i:04d}.wav"
         sf.write(os.path.join(args.out, name), x.astype(np.float32), RATE, subtype="FLOAT")
         items.append({"file": name, "problems": sorted(faults), "truth": truth, "speaker": bank.speakers[speaker]})
