@@ -46,6 +46,7 @@ test: deps live-deps
 	python3 Tests/Live/live_listen.py --earshot .build/release/earshot
 	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --seconds 30 --load '' --listen-args "--audiogram Tests/Live/sloping_audiogram.json"
 	python3 Tests/Live/live_watch.py --earshot .build/release/earshot
+	python3 Tests/Live/live_soundcheck.py --earshot .build/release/earshot
 	python3 Tests/Live/dashboard.py --earshot .build/release/earshot --screenshots .build/screenshots
 
 # `earshot listen` live through a real sound server for two minutes, both cores loaded from 50
@@ -53,7 +54,8 @@ test: deps live-deps
 # last 20 s is within 5 ms of the first 20 s; then 30 s more with a listener's amplification
 # (one microphone, two ears, a sloping loss). The script starts a private PulseAudio in user
 # mode and stops it by its pid. `earshot watch` then hears an enrolled doorbell through the same
-# kind of server, before and after the server is killed and started again. The dashboard test drives headless Chromium through Playwright
+# kind of server, before and after the server is killed and started again; `earshot soundcheck`
+# records room tone then speech with mains hum from it, and `--all-inputs` ranks its inputs. The dashboard test drives headless Chromium through Playwright
 # (with Debian's Chromium: Playwright downloads no browser) against a hub on the same server.
 LIVE_APT_PACKAGES := pulseaudio pulseaudio-utils libasound2-plugins mosquitto mosquitto-clients chromium avahi-daemon dbus
 live-deps:
@@ -70,6 +72,7 @@ test-live: release live-deps
 	python3 Tests/Live/live_listen.py --earshot .build/release/earshot
 	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --seconds 30 --load '' --listen-args "--audiogram Tests/Live/sloping_audiogram.json"
 	python3 Tests/Live/live_watch.py --earshot .build/release/earshot
+	python3 Tests/Live/live_soundcheck.py --earshot .build/release/earshot
 	python3 Tests/Live/dashboard.py --earshot .build/release/earshot --screenshots .build/screenshots
 
 bench: release
