@@ -5,8 +5,8 @@ SWIFT       ?= swift
 # System libraries behind the C shims (pkg-config names in Package.swift), plus sox, which
 # the tests use as an independent reference, and rsvg-convert, which renders audiograms to PNG.
 APT_PACKAGES  := pkg-config libfftw3-dev libsndfile1-dev libsoxr-dev portaudio19-dev libasound2-dev \
-                 libopenblas-dev libmosquitto-dev libavahi-compat-libdnssd-dev sox librsvg2-bin
-BREW_PACKAGES := pkg-config fftw libsndfile libsoxr portaudio openblas mosquitto sox librsvg
+                 libopenblas-dev libmosquitto-dev libavahi-compat-libdnssd-dev libspeexdsp-dev sox librsvg2-bin
+BREW_PACKAGES := pkg-config fftw libsndfile libsoxr portaudio openblas mosquitto speexdsp sox librsvg
 SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python

@@ -1,0 +1,2 @@
+#include <speex/speex_echo.h>
+#include <speex/speex_preprocess.h>

@@ -1,0 +1,188 @@
+import CSpeexDSP
+import EarshotCore
+import EarshotDSP
+import Foundation
+
+/// Acoustic echo cancellation: what the loudspeaker played (the far end) is taken out of what
+/// the microphone heard.
+///
+/// SpeexDSP's multidelay block frequency-domain adaptive filter (MDF, with its own double-talk
+/// aware learning rate) models the echo path over `tailSeconds`, long enough for a loudspeaker
+/// up to 300 ms late and a room's tail; it follows a changing path and slow clock drift by
+/// adapting. What it leaves — the echo the filter has not (yet) modelled — goes to a residual
+/// echo suppressor of our own: per bin, the residual echo is the filter's echo estimate times a
+/// leakage that is tracked from how much of the estimate still shows in the output; a Wiener
+/// gain on that, floored at `floorDB`, lowers what is echo and leaves near-end speech, whose
+/// output power stands far above the residual echo, nearly untouched.
+///
+/// Blocks carry two channels: 0 the microphone, 1 the far end. Channel 0 comes out cleaned,
+/// channel 1 as it went in; both are delayed by `latencySamples` (5 ms frames, overlap-added: under 10 ms).
+public final class EchoCanceller: AudioProcessor {
+    public let tailSeconds: Double
+    public let floorDB: Double
+    /// How much more residual echo than estimated is assumed when suppressing (dB).
+    public let overestimateDB: Double
+
+    public static let frameSeconds = 0.005
+
+    private var state: OpaquePointer?
+    private var frame = 0
+    private var fft: RealFFT?
+    private var window: [Float] = []
+    // Per-frame work, allocated in prepare.
+    private var micFrame: [Int16] = [], farFrame: [Int16] = [], outFrame: [Int16] = []
+    private var filled = 0
+    private var micHistory: [Float] = [], errorHistory: [Float] = []
+    private var overlap: [Float] = []
+    private var errorPower: [Float] = [], echoPower: [Float] = [], gains: [Float] = []
+    private var leakage: Float = 0.1
+    private var pending: RingOfSamples = RingOfSamples(capacity: 1)
+    private var farDelay: RingOfSamples = RingOfSamples(capacity: 1)
+
+    public init(tailSeconds: Double = 0.5, floorDB: Double = -30, overestimateDB: Double = 3) {
+        self.tailSeconds = tailSeconds
+        self.floorDB = floorDB
+        self.overestimateDB = overestimateDB
+    }
+
+    deinit { if let state { speex_echo_state_destroy(state) } }
+
+    public var latencySamples: Int { max(0, 2 * frame - 1) }
+
+    public func prepare(_ spec: ProcessSpec) throws {
+        guard spec.channelCount == 2 else {
+            throw EarshotError.invalidArgument("echo cancellation needs two channels (microphone, far end), not \(spec.channelCount)")
+        }
+        guard (8_000...48_000).contains(spec.sampleRate) else {
+            throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz, not \(spec.sampleRate) Hz")
+        }
+        frame = Int((Self.frameSeconds * spec.sampleRate).rounded())
+        if let state { speex_echo_state_destroy(state) }
+        state = speex_echo_state_init(Int32(frame), Int32((tailSeconds * spec.sampleRate).rounded()))
+        var rate = Int32(spec.sampleRate)
+        speex_echo_ctl(state, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
+        fft = RealFFT(size: 2 * frame)
+        // sqrt-Hann analysis and synthesis: their product overlap-adds to one at half overlap.
+        window = Window.sqrtHann.coefficients(count: 2 * frame)
+        micFrame = [Int16](repeating: 0, count: frame)
+        farFrame = micFrame
+        outFrame = micFrame
+        micHistory = [Float](repeating: 0, count: 2 * frame)
+        errorHistory = micHistory
+        overlap = [Float](repeating: 0, count: frame)
+        errorPower = [Float](repeating: 0, count: frame + 1)
+        echoPower = errorPower
+        gains = [Float](repeating: 1, count: frame + 1)
+        pending = RingOfSamples(capacity: 2 * frame + spec.maximumBlockFrames)
+        farDelay = RingOfSamples(capacity: 2 * frame + spec.maximumBlockFrames)
+        reset()
+    }
+
+    public func reset() {
+        if let state { speex_echo_state_reset(state) }
+        filled = 0
+        for i in micHistory.indices { micHistory[i] = 0; errorHistory[i] = 0 }
+        for i in overlap.indices { overlap[i] = 0 }
+        for k in gains.indices { gains[k] = 1; errorPower[k] = 0; echoPower[k] = 0 }
+        leakage = 0.1
+        pending.clear()
+        farDelay.clear()
+        for _ in 0..<max(0, frame - 1) { pending.push(0) }
+        for _ in 0..<latencySamples { farDelay.push(0) }
+    }
+
+    public func process(_ block: inout AudioBlock) {
+        let mic = block.channel(0), far = block.channel(1)
+        for n in 0..<block.frameCount {
+            micFrame[filled] = Self.int16(mic[n])
+            farFrame[filled] = Self.int16(far[n])
+            farDelay.push(far[n])
+            filled += 1
+            if filled == frame {
+                runFrame()
+                filled = 0
+            }
+            mic[n] = pending.pop()
+            far[n] = farDelay.pop()
+        }
+    }
+
+    private func runFrame() {
+        guard let state, let fft else { return }
+        micFrame.withUnsafeBufferPointer { m in
+            farFrame.withUnsafeBufferPointer { f in
+                outFrame.withUnsafeMutableBufferPointer { o in
+                    speex_echo_cancellation(state, m.baseAddress, f.baseAddress, o.baseAddress)
+                }
+            }
+        }
+        // Two frames of the microphone and of the filter's output; their difference is its echo estimate.
+        for i in 0..<frame {
+            micHistory[i] = micHistory[i + frame]
+            errorHistory[i] = errorHistory[i + frame]
+            micHistory[i + frame] = Float(micFrame[i]) / 32_768
+            errorHistory[i + frame] = Float(outFrame[i]) / 32_768
+        }
+        let bins = frame + 1
+        // Echo estimate spectrum.
+        for i in 0..<(2 * frame) { fft.time[i] = (micHistory[i] - errorHistory[i]) * window[i] }
+        fft.forward()
+        for k in 0..<bins { echoPower[k] = 0.6 * echoPower[k] + 0.4 * fft.power(bin: k) }
+        // Output spectrum (kept in fft.spectrum for the synthesis below).
+        for i in 0..<(2 * frame) { fft.time[i] = errorHistory[i] * window[i] }
+        fft.forward()
+        // Leakage: how much of the echo estimate's power still shows in the output, tracked slowly
+        // and only while there is echo to learn from.
+        var cross: Float = 0, echoSquare: Float = 0
+        for k in 0..<bins {
+            errorPower[k] = 0.6 * errorPower[k] + 0.4 * fft.power(bin: k)
+            cross += errorPower[k] * echoPower[k]
+            echoSquare += echoPower[k] * echoPower[k]
+        }
+        if echoSquare > 1e-12 {
+            let observed = min(1, cross / echoSquare)
+            leakage = 0.95 * leakage + 0.05 * max(0.005, observed)
+        }
+        let over = Float(pow(10, overestimateDB / 10)), floor = Float(pow(10, floorDB / 20))
+        for k in 0..<bins {
+            let residual = over * leakage * echoPower[k]
+            let speech = max(errorPower[k] - residual, 0)
+            let wiener = speech / (speech + residual + 1e-12)
+            // Fast to suppress, a little slower to let go, so echo tails do not flutter.
+            let target = max(floor, wiener)
+            gains[k] = target < gains[k] ? target : 0.5 * gains[k] + 0.5 * target
+            fft.spectrum[2 * k] *= gains[k]
+            fft.spectrum[2 * k + 1] *= gains[k]
+        }
+        fft.inverse()
+        for i in 0..<frame {
+            pending.push(overlap[i] + fft.time[i] * window[i])
+            overlap[i] = fft.time[i + frame] * window[i + frame]
+        }
+    }
+
+    static func int16(_ x: Float) -> Int16 { Int16(max(-32_768, min(32_767, (x * 32_768).rounded()))) }
+}
+
+/// A fixed-capacity FIFO of samples, allocated once.
+struct RingOfSamples {
+    private var storage: [Float]
+    private var head = 0, count = 0
+
+    init(capacity: Int) { storage = [Float](repeating: 0, count: max(1, capacity)) }
+
+    mutating func clear() { head = 0; count = 0 }
+
+    mutating func push(_ x: Float) {
+        storage[(head + count) % storage.count] = x
+        count += 1
+    }
+
+    mutating func pop() -> Float {
+        guard count > 0 else { return 0 }
+        let x = storage[head]
+        head = (head + 1) % storage.count
+        count -= 1
+        return x
+    }
+}
