@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck train train-enhance espeak fixtures venv clean
+.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture train train-enhance espeak fixtures venv clean
 
 all: build
 
@@ -95,7 +95,7 @@ bench-audiometry: release
 # (seeded) from ../shared/data.
 EVAL_DATA := eval/data/enhance
 EVAL_REAL := eval/data/enhance-real
-eval: eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck
+eval: eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture
 eval-enhance: release venv espeak
 	@[ -f $(EVAL_REAL)/items.json ] || $(PYTHON) eval/enhance/build_realset.py --data ../shared/data --out $(EVAL_REAL) --per-cell 2
 	$(PYTHON) eval/enhance/evaluate.py --data $(EVAL_REAL) --earshot .build/release/earshot --title "real noisy speech (LibriSpeech development speakers)"
@@ -138,6 +138,14 @@ eval-soundcheck: release venv
 	@[ -f $(SOUNDCHECK_DATA)/dev/items.json ] || $(PYTHON) eval/soundcheck/build_set.py --data ../shared/data --split dev --out $(SOUNDCHECK_DATA)/dev
 	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/tune
 	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/dev
+
+# Echo cancellation on echo scenes from ../shared/data (LibriSpeech talkers as near and far end,
+# measured and simulated rooms, 0–300 ms loudspeaker delay, real noise): far end only, near end
+# only, double talk, a changed echo path and 100 ppm of clock drift; against SpeexDSP's MDF with
+# its preprocessor and WebRTC's AEC3 (the livekit wheel, for evaluation only) in the same run.
+eval-capture: release venv
+	$(VENV)/bin/pip install -q livekit==1.0.12
+	$(PYTHON) eval/capture/evaluate.py --earshot .build/release/earshot --data ../shared/data
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with

@@ -64,14 +64,15 @@ public final class EchoCanceller: AudioProcessor {
         fft = RealFFT(size: 2 * frame)
         // sqrt-Hann analysis and synthesis: their product overlap-adds to one at half overlap.
         window = Window.sqrtHann.coefficients(count: 2 * frame)
+        // Each buffer its own storage: copies sharing one would be copied on the audio path.
         micFrame = [Int16](repeating: 0, count: frame)
-        farFrame = micFrame
-        outFrame = micFrame
+        farFrame = [Int16](repeating: 0, count: frame)
+        outFrame = [Int16](repeating: 0, count: frame)
         micHistory = [Float](repeating: 0, count: 2 * frame)
-        errorHistory = micHistory
+        errorHistory = [Float](repeating: 0, count: 2 * frame)
         overlap = [Float](repeating: 0, count: frame)
         errorPower = [Float](repeating: 0, count: frame + 1)
-        echoPower = errorPower
+        echoPower = [Float](repeating: 0, count: frame + 1)
         gains = [Float](repeating: 1, count: frame + 1)
         pending = RingOfSamples(capacity: 2 * frame + spec.maximumBlockFrames)
         farDelay = RingOfSamples(capacity: 2 * frame + spec.maximumBlockFrames)

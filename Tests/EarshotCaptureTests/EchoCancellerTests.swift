@@ -1,0 +1,74 @@
+import EarshotCapture
+import EarshotCore
+import EarshotTestSupport
+import Foundation
+import Testing
+
+@Suite struct EchoCancellerTests {
+    let rate = 16_000.0
+
+    /// Runs the canceller over whole signals in blocks of 256; returns the cleaned microphone.
+    func cancel(mic: [Float], far: [Float], canceller: EchoCanceller = EchoCanceller()) throws -> [Float] {
+        try canceller.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: 256, channelCount: 2))
+        let buffer = AudioBuffer(channels: [mic, far])
+        var out: [Float] = []
+        var start = 0
+        while start < mic.count {
+            let count = min(256, mic.count - start)
+            var block = buffer.block().frames(from: start, count: count)
+            canceller.process(&block)
+            out.append(contentsOf: block.channel(0))
+            start += count
+        }
+        return out
+    }
+
+    /// Far-end "speech": noise shaped into syllables, so the filter also meets pauses.
+    func talker(seconds: Double, seed: UInt64) -> [Float] {
+        let x = noise(count: Int(seconds * rate), seed: seed, amplitude: 0.2)
+        return x.indices.map { i in x[i] * Float(max(0, sin(Double(i) / rate * 2 * Double.pi * 2.5))) }
+    }
+
+    /// The far end through a loudspeaker 120 ms late into a small room.
+    func echo(of far: [Float]) -> [Float] {
+        var random = SeededRandom(seed: 4)
+        let delay = Int(0.12 * rate)
+        var room = [Float](repeating: 0, count: 1600)
+        room[0] = 0.6
+        for n in 1..<room.count { room[n] = Float(0.05 * random.nextGaussian() * exp(-Double(n) / 300)) }
+        var out = [Float](repeating: 0, count: far.count)
+        for i in far.indices where far[i] != 0 {
+            for (j, h) in room.enumerated() where i + delay + j < out.count { out[i + delay + j] += far[i] * h }
+        }
+        return out
+    }
+
+    @Test func keepsTheProcessorContract() throws {
+        try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2) { EchoCanceller() })
+    }
+
+    @Test func removesTheEchoOfALateLoudspeaker() throws {
+        let far = talker(seconds: 8, seed: 1)
+        let mic = zip(echo(of: far), noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let out = try cancel(mic: mic, far: far)
+        let last = (far.count - 3 * Int(rate))..<far.count
+        let erle = 20 * log10(rms(mic[last]) / rms(out[last]))
+        #expect(erle > 20, "ERLE \(erle) dB")
+    }
+
+    @Test func leavesTheNearEndAloneWhenNothingPlays() throws {
+        let near = talker(seconds: 4, seed: 3)
+        let canceller = EchoCanceller()
+        let out = try cancel(mic: near, far: [Float](repeating: 0, count: near.count), canceller: canceller)
+        let latency = canceller.latencySamples
+        #expect(Double(latency) / rate <= 0.010, "at most 10 ms")
+        let span = Int(rate)..<(near.count - latency)
+        let difference = 20 * log10(rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]) / rms(near[span]))
+        #expect(abs(difference) < 1, "near end changed by \(difference) dB")
+    }
+
+    @Test func refusesWhatItCannotServe() {
+        #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: 64, channelCount: 1)) }
+        #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 96_000, maximumBlockFrames: 64, channelCount: 2)) }
+    }
+}

@@ -1,0 +1,226 @@
+"""Echo cancellation on echo scenes built from real recordings, beside SpeexDSP and WebRTC AEC3.
+
+Scenes (seeded, 16 kHz) from the development split of training/realaudio.py: LibriSpeech talkers
+as the near end and the far end, the far end played through a loudspeaker 0–300 ms late into a
+measured room (IoSR office, seminar room) or a simulated one (RT60 0.2–0.6 s), echo 0 to +10 dB
+over the near talker, real room noise 35 dB under the echo. Five kinds of scene:
+
+  far-only     12 s of far end alone: ERLE over the last 6 s, and the convergence time (the first
+               0.5 s window from which ERLE stays over 10 dB)
+  near-only    8 s of near end alone: PESQ against the clean near end, and its attenuation
+  double-talk  12 s of far end to converge, then 8 s of both talking: PESQ of the near end over
+               those 8 s, and its attenuation
+  path-change  10 s far-only, then the loudspeaker moves (another room response): ERLE over the
+               2 s after the change, and the time to reach 10 dB again
+  drift        30 s far-only with the loudspeaker's clock 100 ppm fast: ERLE over the last 10 s
+
+Systems: Earshot (`earshot aec`), SpeexDSP's MDF with its preprocessor's residual echo and noise
+suppression (libspeexdsp through ctypes, 10 ms frames, the same 0.5 s tail), and WebRTC's AEC3
+(the `livekit` wheel's audio processing module, echo cancellation only; evaluation only).
+
+    .venv/bin/python eval/capture/evaluate.py --earshot .build/release/earshot --data ../shared/data
+"""
+import argparse
+import ctypes
+import ctypes.util
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import scipy.signal
+import soundfile as sf
+import soxr
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
+import realaudio  # noqa: E402
+
+RATE = 16_000
+
+
+def level(x):
+    return 10 * np.log10(np.mean(np.asarray(x, dtype=np.float64) ** 2) + 1e-20)
+
+
+def talk(rng, bank, seconds, exclude=None):
+    """Continuous speech of one development speaker: utterances with short pauses."""
+    speaker = int(rng.integers(len(bank.speech)))
+    while speaker == exclude:
+        speaker = int(rng.integers(len(bank.speech)))
+    x = bank.speech[speaker]
+    n = int(seconds * RATE)
+    out = np.resize(np.concatenate([x, np.zeros(int(0.3 * RATE))]), n)
+    return out / np.sqrt(np.mean(out ** 2)) * 0.1, speaker
+
+
+def room(rng, bank):
+    if rng.random() < 0.5 and bank.rooms:
+        h = bank.rooms[int(rng.integers(len(bank.rooms)))]
+    else:
+        rt60 = rng.uniform(0.2, 0.6)
+        t = np.arange(int(rt60 * RATE)) / RATE
+        h = rng.standard_normal(len(t)) * np.exp(-6.91 * t / rt60)
+        h[0] = 3 * np.abs(h).max()
+    return h / np.sqrt(np.sum(h ** 2))
+
+
+def loudspeaker(far, h, delay, gain_db, drift_ppm=0.0):
+    x = far
+    if drift_ppm:
+        x = soxr.resample(far, RATE, RATE * (1 + drift_ppm * 1e-6))[: len(far)]
+    echo = scipy.signal.fftconvolve(np.concatenate([np.zeros(int(delay * RATE)), x]), h)[: len(far)]
+    return echo * 10 ** (gain_db / 20) / np.sqrt(np.mean(echo ** 2) + 1e-20) * 0.1
+
+
+def scenes(bank, seed=2031, per_kind=6):
+    rng = np.random.default_rng(seed)
+    out = []
+    for kind in ["far-only", "near-only", "double-talk", "path-change", "drift"]:
+        for i in range(per_kind):
+            seconds = {"far-only": 12, "near-only": 8, "double-talk": 20, "path-change": 20, "drift": 30}[kind]
+            n = seconds * RATE
+            far, fs = talk(rng, bank, seconds)
+            near, _ = talk(rng, bank, seconds, exclude=fs)
+            delay, ratio = rng.uniform(0, 0.3), rng.uniform(0, 10)
+            h = room(rng, bank)
+            echo = loudspeaker(far, h, delay, ratio, drift_ppm=100 if kind == "drift" else 0)
+            if kind == "path-change":
+                echo2 = loudspeaker(far, room(rng, bank), rng.uniform(0, 0.3), ratio)
+                echo[n // 2:] = echo2[n // 2:]
+            if kind == "near-only":
+                far[:] = 0
+                echo[:] = 0
+            near_part = np.zeros(n)
+            if kind in ("near-only",):
+                near_part = near
+            if kind == "double-talk":
+                near_part[12 * RATE:] = near[12 * RATE:]
+            noise = realaudio.segment(rng, bank.noise[int(rng.integers(len(bank.noise)))], n)
+            noise *= 10 ** ((max(level(echo), level(near_part)) - 35 - level(noise)) / 20)
+            mic = np.clip(near_part + echo + noise, -1, 1)
+            out.append({"kind": kind, "mic": mic, "far": far, "near": near_part, "echo": echo, "delay": delay})
+    return out
+
+
+# --- systems ------------------------------------------------------------------------------
+
+def earshot(binary, mic, far):
+    with tempfile.TemporaryDirectory() as d:
+        sf.write(f"{d}/mic.wav", mic.astype(np.float32), RATE, subtype="FLOAT")
+        sf.write(f"{d}/far.wav", far.astype(np.float32), RATE, subtype="FLOAT")
+        subprocess.run([binary, "aec", "--mic", f"{d}/mic.wav", "--far", f"{d}/far.wav", "-o", f"{d}/out.wav"], check=True)
+        return sf.read(f"{d}/out.wav")[0]
+
+
+class Speex:
+    """libspeexdsp's MDF and preprocessor, as its own echo test program chains them."""
+
+    def __init__(self):
+        path = ctypes.util.find_library("speexdsp")
+        if not path:
+            raise SystemExit("libspeexdsp not found: make deps installs it")
+        self.lib = ctypes.CDLL(path)
+        self.lib.speex_echo_state_init.restype = ctypes.c_void_p
+        self.lib.speex_preprocess_state_init.restype = ctypes.c_void_p
+
+    def __call__(self, mic, far, frame=160, tail=8000):
+        lib = self.lib
+        echo = ctypes.c_void_p(lib.speex_echo_state_init(frame, tail))
+        pre = ctypes.c_void_p(lib.speex_preprocess_state_init(frame, RATE))
+        rate = ctypes.c_int(RATE)
+        lib.speex_echo_ctl(echo, 24, ctypes.byref(rate))  # SPEEX_ECHO_SET_SAMPLING_RATE
+        lib.speex_preprocess_ctl(pre, 24, echo)  # SPEEX_PREPROCESS_SET_ECHO_STATE
+        m = np.clip(mic * 32768, -32768, 32767).astype(np.int16)
+        f = np.clip(far * 32768, -32768, 32767).astype(np.int16)
+        out = np.zeros(len(m) // frame * frame, dtype=np.int16)
+        buf = (ctypes.c_int16 * frame)()
+        for s in range(0, len(out), frame):
+            lib.speex_echo_cancellation(echo, m[s:s + frame].ctypes.data_as(ctypes.c_void_p),
+                                        f[s:s + frame].ctypes.data_as(ctypes.c_void_p), buf)
+            lib.speex_preprocess_run(pre, buf)
+            out[s:s + frame] = np.frombuffer(buf, dtype=np.int16)
+        lib.speex_echo_state_destroy(echo)
+        lib.speex_preprocess_state_destroy(pre)
+        return np.concatenate([out / 32768, np.zeros(len(mic) - len(out))])
+
+
+def aec3(mic, far):
+    from livekit import rtc
+    apm = rtc.AudioProcessingModule(echo_cancellation=True)
+    frame = RATE // 100
+    m = np.clip(mic * 32768, -32768, 32767).astype(np.int16)
+    f = np.clip(far * 32768, -32768, 32767).astype(np.int16)
+    out = np.zeros(len(m) // frame * frame, dtype=np.int16)
+    for s in range(0, len(out), frame):
+        reverse = rtc.AudioFrame(f[s:s + frame].tobytes(), RATE, 1, frame)
+        apm.process_reverse_stream(reverse)
+        capture = rtc.AudioFrame(m[s:s + frame].tobytes(), RATE, 1, frame)
+        apm.process_stream(capture)
+        out[s:s + frame] = np.frombuffer(capture.data, dtype=np.int16)
+    return np.concatenate([out / 32768, np.zeros(len(mic) - len(out))])
+
+
+# --- measures -----------------------------------------------------------------------------
+
+def erle(mic, out, start, end):
+    return level(mic[start:end]) - level(out[start:end])
+
+
+def convergence(mic, out, start, end, target=10.0, window=0.5):
+    w = int(window * RATE)
+    values = [erle(mic, out, s, s + w) for s in range(start, end - w + 1, w)]
+    for i in range(len(values)):
+        if all(v >= target for v in values[i:]):
+            return i * window
+    return float("nan")
+
+
+def pesq_near(near, out, start, end):
+    from pesq import pesq
+    try:
+        return pesq(RATE, near[start:end], out[start:end], "wb")
+    except Exception:
+        return float("nan")
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--earshot", required=True)
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--per-kind", type=int, default=6)
+    args = parser.parse_args()
+    bank = realaudio.Bank(args.data, "dev")
+    if not bank:
+        sys.exit(f"no LibriSpeech speech or noise under {args.data}: the echo scenes need ../shared/data")
+    speex = Speex()
+    systems = {"Earshot": lambda m, f: earshot(args.earshot, m, f), "SpeexDSP MDF + preprocess": speex, "WebRTC AEC3": aec3}
+    rows = {name: {} for name in systems}
+    for scene in scenes(bank, per_kind=args.per_kind):
+        mic, far, near, kind = scene["mic"], scene["far"], scene["near"], scene["kind"]
+        for name, system in systems.items():
+            out = system(mic, far)
+            r = rows[name].setdefault(kind, [])
+            if kind == "far-only":
+                r.append((erle(mic, out, 6 * RATE, 12 * RATE), convergence(mic, out, 0, 12 * RATE)))
+            elif kind == "near-only":
+                r.append((pesq_near(near, out, 0, 8 * RATE), level(near) - level(out)))
+            elif kind == "double-talk":
+                r.append((pesq_near(near, out, 12 * RATE, 20 * RATE), level(near[12 * RATE:]) - level(out[12 * RATE:])))
+            elif kind == "path-change":
+                r.append((erle(mic, out, 10 * RATE, 12 * RATE), convergence(mic, out, 10 * RATE, 20 * RATE)))
+            else:
+                r.append((erle(mic, out, 20 * RATE, 30 * RATE),))
+    clean_dt = [pesq_near(s["near"], s["mic"], 12 * RATE, 20 * RATE) for s in scenes(bank, per_kind=args.per_kind) if s["kind"] == "double-talk"]
+    print(f"\n## Echo cancellation: {args.per_kind} scenes of each kind, development speakers\n")
+    print("| system | ERLE far-only (dB) | convergence (s) | near-only PESQ | near-only loss (dB) | double-talk PESQ | double-talk loss (dB) | ERLE after a path change (dB) | re-convergence (s) | ERLE with 100 ppm drift (dB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, r in rows.items():
+        m = lambda kind, i: np.nanmedian([v[i] for v in r[kind]])
+        print(f"| {name} | {m('far-only', 0):.1f} | {m('far-only', 1):.1f} | {m('near-only', 0):.2f} | {m('near-only', 1):.1f} | "
+              f"{m('double-talk', 0):.2f} | {m('double-talk', 1):.1f} | {m('path-change', 0):.1f} | {m('path-change', 1):.1f} | {m('drift', 0):.1f} |")
+    print(f"\nmedians over scenes; the microphone itself in double talk: PESQ {np.nanmedian(clean_dt):.2f}")
+
+
+if __name__ == "__main__":
+    main()
