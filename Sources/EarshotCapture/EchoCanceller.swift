@@ -24,6 +24,7 @@ public final class EchoCanceller: AudioProcessor {
     public let overestimateDB: Double
 
     public static let frameSeconds = 0.005
+    static let doubleTalkRatio: Float = 2
 
     private var state: OpaquePointer?
     private var frame = 0
@@ -134,13 +135,17 @@ public final class EchoCanceller: AudioProcessor {
         fft.forward()
         // Leakage: how much of the echo estimate's power still shows in the output, tracked slowly
         // and only while there is echo to learn from.
-        var cross: Float = 0, echoSquare: Float = 0
+        var cross: Float = 0, echoSquare: Float = 0, errorTotal: Float = 0, echoTotal: Float = 0
         for k in 0..<bins {
             errorPower[k] = 0.6 * errorPower[k] + 0.4 * fft.power(bin: k)
             cross += errorPower[k] * echoPower[k]
             echoSquare += echoPower[k] * echoPower[k]
+            errorTotal += errorPower[k]
+            echoTotal += echoPower[k]
         }
-        if echoSquare > 1e-12 {
+        // Not while the near end talks (the output then far outweighs the echo estimate): its
+        // speech would read as leakage and be suppressed as echo.
+        if echoSquare > 1e-12, errorTotal < Self.doubleTalkRatio * echoTotal {
             let observed = min(1, cross / echoSquare)
             leakage = 0.95 * leakage + 0.05 * max(0.005, observed)
         }

@@ -55,13 +55,28 @@ struct EchoCancel: ParsableCommand {
         // The far end as long as the microphone: silence after it ends.
         farSignal = Array(farSignal.prefix(micSignal.count)) + [Float](repeating: 0, count: max(0, micSignal.count - farSignal.count))
 
-        let canceller = EchoCanceller(tailSeconds: tail, floorDB: suppressionFloor)
+        // Where the loudspeaker's delay can be read off the recording, the far end is moved up
+        // to just before its earliest arrival, so the filter spends its length on the room.
+        let delays = EchoDelay.estimate(mic: micSignal, far: farSignal, sampleRate: rate)
+        var filterTail = tail
+        if let earliest = delays.min(), let latest = delays.max() {
+            let lead = max(0, earliest - Self.guardSeconds)
+            filterTail = min(tail, max(Self.shortestTail, latest - lead + Self.roomSeconds))
+            let shift = Int(lead * rate)
+            farSignal = [Float](repeating: 0, count: shift) + farSignal.prefix(farSignal.count - shift)
+        }
+        let canceller = EchoCanceller(tailSeconds: filterTail, floorDB: suppressionFloor)
         let source = MemorySource(channels: [micSignal, farSignal], sampleRate: rate)
         let sink = MemorySink(channelCount: 2)
         _ = try Runner(blockFrames: 1024, compensateLatency: true).run(source: source, chain: canceller, sink: sink)
         let cleaned = Array(sink.channels[0].prefix(micSignal.count))
         try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate)
     }
+
+    /// Room left in the filter before the earliest arrival, and after the latest.
+    static let guardSeconds = 0.02
+    static let roomSeconds = 0.25
+    static let shortestTail = 0.2
 
     static func mono(_ channels: [[Float]]) -> [Float] {
         guard channels.count > 1 else { return channels[0] }

@@ -105,11 +105,11 @@ def scenes(bank, seed=2031, per_kind=6):
 
 # --- systems ------------------------------------------------------------------------------
 
-def earshot(binary, mic, far):
+def earshot(binary, mic, far, extra=()):
     with tempfile.TemporaryDirectory() as d:
         sf.write(f"{d}/mic.wav", mic.astype(np.float32), RATE, subtype="FLOAT")
         sf.write(f"{d}/far.wav", far.astype(np.float32), RATE, subtype="FLOAT")
-        subprocess.run([binary, "aec", "--mic", f"{d}/mic.wav", "--far", f"{d}/far.wav", "-o", f"{d}/out.wav"], check=True)
+        subprocess.run([binary, "aec", "--mic", f"{d}/mic.wav", "--far", f"{d}/far.wav", "-o", f"{d}/out.wav", *extra], check=True)
         return sf.read(f"{d}/out.wav")[0]
 
 
@@ -189,12 +189,13 @@ def main():
     parser.add_argument("--earshot", required=True)
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--per-kind", type=int, default=6)
+    parser.add_argument("--aec-option", action="append", default=[], help="passed on to earshot aec (repeatable)")
     args = parser.parse_args()
     bank = realaudio.Bank(args.data, "dev")
     if not bank:
         sys.exit(f"no LibriSpeech speech or noise under {args.data}: the echo scenes need ../shared/data")
     speex = Speex()
-    systems = {"Earshot": lambda m, f: earshot(args.earshot, m, f), "SpeexDSP MDF + preprocess": speex, "WebRTC AEC3": aec3}
+    systems = {"Earshot": lambda m, f: earshot(args.earshot, m, f, args.aec_option), "SpeexDSP MDF + preprocess": speex, "WebRTC AEC3": aec3}
     rows = {name: {} for name in systems}
     for scene in scenes(bank, per_kind=args.per_kind):
         mic, far, near, kind = scene["mic"], scene["far"], scene["near"], scene["kind"]

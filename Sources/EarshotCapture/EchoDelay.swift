@@ -1,0 +1,48 @@
+import EarshotDSP
+import Foundation
+
+/// How late the far end reaches the microphone: the lag of the phase-transform weighted
+/// cross-correlation (GCC-PHAT), which keeps the direct path's sharp peak however coloured the
+/// speech and the room, measured over stretches where the far end plays.
+public enum EchoDelay {
+    /// Delays found in successive `windowSeconds` stretches (seconds), where a clear peak stood out.
+    public static func estimate(mic: [Float], far: [Float], sampleRate: Double, longestSeconds: Double = 0.6,
+                                windowSeconds: Double = 4) -> [Double] {
+        let window = Int(windowSeconds * sampleRate), longest = Int(longestSeconds * sampleRate)
+        let size = RealFFT.fastSize(atLeast: window + longest)
+        let fft = RealFFT(size: size, planning: .estimate)
+        var found: [Double] = []
+        var start = 0
+        while start + window <= min(mic.count, far.count) {
+            defer { start += window / 2 }
+            let farPart = far[start..<(start + window)]
+            guard farPart.reduce(0, { $0 + $1 * $1 }) / Float(window) > 1e-7 else { continue }
+            fft.time.update(repeating: 0)
+            for (i, x) in farPart.enumerated() { fft.time[i] = x }
+            fft.forward()
+            let farSpectrum = Array(fft.spectrum)
+            fft.time.update(repeating: 0)
+            for i in 0..<window { fft.time[i] = mic[start + i] }
+            fft.forward()
+            // Cross-spectrum mic · conj(far), whitened.
+            for k in 0..<fft.binCount {
+                let ar = fft.spectrum[2 * k], ai = fft.spectrum[2 * k + 1]
+                let br = farSpectrum[2 * k], bi = farSpectrum[2 * k + 1]
+                let re = ar * br + ai * bi, im = ai * br - ar * bi
+                let magnitude = (re * re + im * im).squareRoot() + 1e-12
+                fft.spectrum[2 * k] = re / magnitude
+                fft.spectrum[2 * k + 1] = im / magnitude
+            }
+            fft.inverse()
+            var best = 0, peak: Float = 0, sum: Float = 0
+            for lag in 0...longest {
+                let value = fft.time[lag]
+                sum += abs(value)
+                if value > peak { (best, peak) = (lag, value) }
+            }
+            // A clear peak: well over the mean magnitude of the lags searched.
+            if peak > 8 * sum / Float(longest + 1) { found.append(Double(best) / sampleRate) }
+        }
+        return found
+    }
+}
