@@ -40,7 +40,7 @@ public final class EchoCanceller: AudioProcessor {
     private var pending: RingOfSamples = RingOfSamples(capacity: 1)
     private var farDelay: RingOfSamples = RingOfSamples(capacity: 1)
 
-    public init(tailSeconds: Double = 0.5, floorDB: Double = -30, overestimateDB: Double = 3) {
+    public init(tailSeconds: Double = 0.5, floorDB: Double = -40, overestimateDB: Double = -6) {
         self.tailSeconds = tailSeconds
         self.floorDB = floorDB
         self.overestimateDB = overestimateDB

