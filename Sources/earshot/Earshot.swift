@@ -13,7 +13,7 @@ struct Earshot: AsyncParsableCommand {
         subcommands: [
             Info.self, Convert.self, Devices.self, Record.self, Play.self, Room.self,
             Enhance.self, Amplify.self, Fit.self, Listen.self, Detect.self, Synth.self, HearingTest.self, AudiogramCommand.self, CalibrationCommand.self, Demo.self,
-            Serve.self, TokenCommand.self, Monitor.self, SoundsCommand.self, Watch.self, Soundcheck.self, EchoCancel.self,
+            Serve.self, TokenCommand.self, Monitor.self, SoundsCommand.self, Watch.self, Soundcheck.self, EchoCancel.self, Capture.self,
         ]
     )
 

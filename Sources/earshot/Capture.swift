@@ -1,0 +1,146 @@
+import ArgumentParser
+import EarshotAlerts
+import EarshotCapture
+import EarshotCore
+import EarshotDSP
+import EarshotEnhance
+import EarshotHearingAid
+import EarshotIO
+import Foundation
+
+extension CaptureMode: ExpressibleByArgument {}
+
+/// `earshot capture [IN] -o OUT --mode M`: record or process a microphone as a phone's capture modes do.
+struct Capture: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Capture like a phone: raw, standard, voice-isolation or wide-spectrum.",
+        discussion: """
+            standard: 80 Hz high-pass, gentle noise suppression (10 dB), automatic gain to −20 dBFS. \
+            voice-isolation: echo cancellation against --far (what the loudspeaker played), the \
+            learned noise suppressor at full strength with detected alert sounds kept out of it (as \
+            in listen), automatic gain. wide-spectrum: no suppression, full bandwidth, slow and \
+            gentle level control. Every mode but raw ends in a −1 dBFS peak guard. Without IN it \
+            records from the input device until Ctrl-C or --seconds.
+            """)
+
+    @Argument(help: "A recording to process; without it, capture from the input device.")
+    var input: String?
+
+    @Option(name: .shortAndLong, help: "Output file.")
+    var output: String
+
+    @Option(help: "raw, standard, voice-isolation or wide-spectrum.")
+    var mode: CaptureMode = .standard
+
+    @Option(help: "The far end for echo cancellation (voice-isolation, files only): what the loudspeaker played.")
+    var far: String?
+
+    @Option(help: "Stop a live capture after this many seconds.")
+    var seconds: Double?
+
+    @OptionGroup var inputDevice: InputDeviceOption
+
+    func validate() throws {
+        if far != nil, mode != .voiceIsolation { throw ValidationError("--far is for --mode voice-isolation") }
+        if far != nil, input == nil { throw ValidationError("--far needs a recording (IN); live echo cancellation is not available yet") }
+        if let seconds, !(seconds.isFinite && seconds > 0 && seconds <= 86_400) {
+            throw ValidationError("--seconds must be between 0 and 86400, not \(seconds)")
+        }
+        if input != nil, seconds != nil { throw ValidationError("--seconds is for live capture: leave out IN") }
+    }
+
+    /// The mode's chain at `rate`, on blocks of (microphone, far end).
+    static func chain(_ mode: CaptureMode, rate: Double) throws -> ProcessorChain {
+        let ceiling = FirstChannel(OutputLevelGuard(ceilingDBFS: -1))
+        switch mode {
+        case .raw:
+            return ProcessorChain()
+        case .standard:
+            return ProcessorChain([
+                FirstChannel(BiquadFilter(.highPass, frequencyHz: 80, sampleRate: rate)),
+                FirstChannel(try NoiseSuppressor(model: .learned, strengthDB: 10)),
+                FirstChannel(AutomaticGainControl()), ceiling,
+            ])
+        case .voiceIsolation:
+            return ProcessorChain([
+                EchoCanceller(),
+                FirstChannel(BiquadFilter(.highPass, frequencyHz: 80, sampleRate: rate)),
+                FirstChannel(try ListeningChain(detector: try AlertNetwork.bundled(), maximumOutputDBFS: nil)),
+                FirstChannel(AutomaticGainControl()), ceiling,
+            ])
+        case .wideSpectrum:
+            return ProcessorChain([
+                FirstChannel(AutomaticGainControl(averagingSeconds: 4, minimumGainDB: -10, maximumGainDB: 15)), ceiling,
+            ])
+        }
+    }
+
+    func run() throws {
+        if let input { try processFile(input) } else { try captureLive() }
+    }
+
+    func processFile(_ path: String) throws {
+        let (info, buffer) = try AudioFile.read(path: path)
+        guard info.frameCount > 0 else { throw EarshotError.emptyAudio(path: path) }
+        let mic = EchoCancel.mono(buffer.toArrays(frameCount: info.frameCount))
+        var farSignal = [Float](repeating: 0, count: mic.count)
+        if let far {
+            let (farInfo, farBuffer) = try AudioFile.read(path: far)
+            guard farInfo.frameCount > 0 else { throw EarshotError.emptyAudio(path: far) }
+            var signal = EchoCancel.mono(farBuffer.toArrays(frameCount: farInfo.frameCount))
+            if farInfo.sampleRate != info.sampleRate { signal = try Resampler.resample([signal], from: farInfo.sampleRate, to: info.sampleRate)[0] }
+            farSignal = Array(signal.prefix(mic.count)) + [Float](repeating: 0, count: max(0, mic.count - signal.count))
+        }
+        // The chain runs at the suppressor's native rate (16 or 48 kHz).
+        let native = NoiseSuppressor.nativeRate(for: info.sampleRate)
+        let channels = try Resampler.resample([mic, farSignal], from: info.sampleRate, to: native)
+        let sink = MemorySink(channelCount: 2)
+        try Runner(blockFrames: 1024, compensateLatency: true)
+            .run(source: MemorySource(channels: channels, sampleRate: native), chain: try Self.chain(mode, rate: native), sink: sink)
+        var out = try Resampler.resample([sink.channels[0]], from: native, to: info.sampleRate)[0]
+        out = Array(out.prefix(mic.count)) + [Float](repeating: 0, count: max(0, mic.count - out.count))
+        // Resampling back can overshoot a hair: the guard holds after it too.
+        let guardStage = OutputLevelGuard(ceilingDBFS: mode == .raw ? 0 : -1)
+        let result = AudioBuffer(channels: [out])
+        try guardStage.prepare(ProcessSpec(sampleRate: info.sampleRate, maximumBlockFrames: out.count, channelCount: 1))
+        var block = result.block(frameCount: out.count)
+        guardStage.process(&block)
+        try AudioFile.write(result, frameCount: out.count, to: output, sampleRate: info.sampleRate)
+    }
+
+    func captureLive() throws {
+        let rate = ListeningChain.liveRate
+        let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: 1, sampleFormat: nil)
+        let device = try inputDevice.find()
+        installInterruptHandler()
+        let capture = try DeviceCapture(device: device, sampleRate: rate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
+        defer { capture.close() }
+        let chain = try Self.chain(mode, rate: rate)
+        Terminal.note("Capturing from \(device.name) in \(mode.rawValue) mode" + (seconds == nil ? "; Ctrl-C stops" : ""))
+        // The far end is silent live: the chain gets a second, empty channel.
+        let paired = try ChannelMappedSource(capture, channelCount: 2)
+        try Runner(blockFrames: 480, compensateLatency: false, maximumFrames: seconds.map { Int($0 * rate) }, stop: interruptRequested)
+            .run(source: paired, chain: ProcessorChain([SilenceFarEnd(), chain]), sink: FirstChannelSink(sink))
+    }
+}
+
+/// Silences channel 1: live, the microphone is copied there by the channel mapping, and no far end exists.
+final class SilenceFarEnd: AudioProcessor {
+    var latencySamples: Int { 0 }
+    func prepare(_ spec: ProcessSpec) throws {}
+    func reset() {}
+    func process(_ block: inout AudioBlock) {
+        for c in 1..<max(1, block.channelCount) { block.channel(c).update(repeating: 0) }
+    }
+}
+
+/// Writes channel 0 of two-channel blocks.
+final class FirstChannelSink: AudioSink {
+    let downstream: AudioSink
+    init(_ downstream: AudioSink) { self.downstream = downstream }
+    func write(_ block: AudioBlock) throws {
+        try downstream.write(AudioBlock(base: block.channel(0).baseAddress!, channelCount: 1, frameCount: block.frameCount, channelStride: block.frameCount))
+    }
+    func finish() throws { try downstream.finish() }
+    func discard() { downstream.discard() }
+}
