@@ -91,6 +91,10 @@ struct Capture: ParsableCommand {
             if farInfo.sampleRate != info.sampleRate { signal = try Resampler.resample([signal], from: farInfo.sampleRate, to: info.sampleRate)[0] }
             farSignal = Array(signal.prefix(mic.count)) + [Float](repeating: 0, count: max(0, mic.count - signal.count))
         }
+        if mode == .raw {
+            try AudioFile.write(AudioBuffer(channels: [mic]), to: output, sampleRate: info.sampleRate, sampleFormat: info.sampleFormat)
+            return
+        }
         // The chain runs at the suppressor's native rate (16 or 48 kHz).
         let native = NoiseSuppressor.nativeRate(for: info.sampleRate)
         let channels = try Resampler.resample([mic, farSignal], from: info.sampleRate, to: native)
@@ -100,12 +104,12 @@ struct Capture: ParsableCommand {
         var out = try Resampler.resample([sink.channels[0]], from: native, to: info.sampleRate)[0]
         out = Array(out.prefix(mic.count)) + [Float](repeating: 0, count: max(0, mic.count - out.count))
         // Resampling back can overshoot a hair: the guard holds after it too.
-        let guardStage = OutputLevelGuard(ceilingDBFS: mode == .raw ? 0 : -1)
+        let guardStage = OutputLevelGuard(ceilingDBFS: -1)
         let result = AudioBuffer(channels: [out])
         try guardStage.prepare(ProcessSpec(sampleRate: info.sampleRate, maximumBlockFrames: out.count, channelCount: 1))
         var block = result.block(frameCount: out.count)
         guardStage.process(&block)
-        try AudioFile.write(result, frameCount: out.count, to: output, sampleRate: info.sampleRate)
+        try AudioFile.write(result, frameCount: out.count, to: output, sampleRate: info.sampleRate, sampleFormat: info.sampleFormat)
     }
 
     func captureLive() throws {

@@ -70,7 +70,7 @@ struct EchoCancel: ParsableCommand {
         let sink = MemorySink(channelCount: 2)
         _ = try Runner(blockFrames: 1024, compensateLatency: true).run(source: source, chain: canceller, sink: sink)
         let cleaned = Array(sink.channels[0].prefix(micSignal.count))
-        try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate)
+        try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate, sampleFormat: micInfo.sampleFormat)
     }
 
     /// Room left in the filter before the earliest arrival, and after the latest.
