@@ -64,9 +64,16 @@ public struct SoundCheck {
         let echo = EchoMeasure(centred, sampleRate: sampleRate)
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
-        // SNR against the broadband background: hum is reported as hum, not counted twice as noise.
-        let humPower = hum.fundamentalHz == nil ? 0 : pow(10, hum.levelDBFS / 10)
-        let background = max(activity.noisePower - humPower, 0.01 * activity.noisePower)
+        // SNR against the broadband background: hum is reported as hum, not counted twice as
+        // noise. Where there is hum, its lines and the harmonics speech hides fill the room tone
+        // under 1 kHz, so that part is taken at most as dense as twice the 1–2 kHz band's.
+        var background = activity.noisePower
+        if hum.fundamentalHz != nil {
+            let split = frames.bin(ofHz: HumMeasure.highestHz), octave = frames.bin(ofHz: 2 * HumMeasure.highestHz)
+            let below = activity.noiseSpectrum[0..<split].reduce(0, +)
+            let band = activity.noiseSpectrum[split..<octave].reduce(0, +)
+            background = activity.noisePower - below + min(below, 2 * band)
+        }
         let snr = activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background))
         let metrics = SoundCheckReport.Metrics(
             speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
