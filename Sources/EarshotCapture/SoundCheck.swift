@@ -12,9 +12,14 @@ public struct SoundCheck {
     /// The waveform's largest magnitude every 10 ms, for drawing.
     public let envelope: [Float]
     public let envelopeHopSeconds: Double
-    /// Spectrogram for drawing: `spectrogramDB[t][k]`, 10 ms frames, `spectrogramBinHz` apart.
+    /// Spectrogram for drawing, at most `drawnColumns` × `drawnRows` cells (the loudest of the
+    /// frames and bins each covers, dB): `spectrogramDB[column][row]`, rows from 0 Hz up to `spectrogramTopHz`.
     public let spectrogramDB: [[Float]]
-    public let spectrogramBinHz: Double
+    public let spectrogramTopHz: Double
+    static let drawnColumns = 320, drawnRows = 96
+    /// A sound check is a take of a few seconds to minutes; longer recordings are refused
+    /// rather than held in memory as a spectrogram.
+    public static let longestSeconds = 600.0
 
     public enum Threshold {
         public static let tooQuietDBFS = -38.0
@@ -45,6 +50,9 @@ public struct SoundCheck {
         try EarshotError.validate(sampleRate: sampleRate)
         guard Double(signal.count) >= sampleRate else {
             throw EarshotError.invalidArgument("a sound check needs at least 1 s of audio, not \(String(format: "%.2f", Double(signal.count) / sampleRate)) s")
+        }
+        guard Double(signal.count) <= Self.longestSeconds * sampleRate else {
+            throw EarshotError.invalidArgument("a sound check takes at most \(Int(Self.longestSeconds)) s of audio; cut the recording first")
         }
         if let bad = signal.firstIndex(where: { !$0.isFinite }) {
             throw EarshotError.invalidArgument("sample \(bad) is not a number (NaN or infinite)")
@@ -91,8 +99,17 @@ public struct SoundCheck {
             signal[start..<min(signal.count, start + frames.hop)].reduce(Float(0)) { max($0, abs($1)) }
         }
         envelopeHopSeconds = frames.hopSeconds
-        spectrogramDB = frames.frames.map { frame in frame.map { Float(Level.dB(power: $0)) } }
-        spectrogramBinHz = frames.binHz
+        let columns = min(Self.drawnColumns, frames.frames.count), rows = min(Self.drawnRows, frames.binCount)
+        var cells = [[Float]](repeating: [Float](repeating: -140, count: rows), count: columns)
+        for (t, frame) in frames.frames.enumerated() {
+            let c = t * columns / frames.frames.count
+            for (k, power) in frame.enumerated() {
+                let r = k * rows / frames.binCount
+                cells[c][r] = max(cells[c][r], Float(Level.dB(power: power)))
+            }
+        }
+        spectrogramDB = cells
+        spectrogramTopHz = sampleRate / 2
     }
 
     /// The offset that stays put: the median of 20 ms means. Loud asymmetric speech, above all

@@ -2,18 +2,18 @@ import Foundation
 
 /// The sound check drawn as SVG: the waveform over its level zones, a spectrogram, and the findings.
 public enum SoundCheckChart {
-    static let width = 960.0, margin = 60.0
+    static let width = 1000.0, margin = 60.0, right = 900.0
 
     public static func svg(_ check: SoundCheck, title: String) -> String {
         let report = check.report
-        let plotWidth = width - 2 * margin
+        let plotWidth = right - margin
         var svg = ""
         func text(_ x: Double, _ y: Double, _ s: String, size: Int = 13, weight: String = "normal", fill: String = "#222", anchor: String = "start") {
             svg += "<text x=\"\(f(x))\" y=\"\(f(y))\" font-family=\"DejaVu Sans, sans-serif\" font-size=\"\(size)\" font-weight=\"\(weight)\" fill=\"\(fill)\" text-anchor=\"\(anchor)\">\(escape(s))</text>\n"
         }
         let good = report.verdict == .good
         text(margin, 30, title, size: 16, weight: "bold")
-        text(width - margin, 30, good ? "Sounds good" : "Needs fixing: \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")",
+        text(right, 30, good ? "Sounds good" : "Needs fixing: \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")",
              size: 16, weight: "bold", fill: good ? "#1a7f37" : "#b42318", anchor: "end")
         let seconds = Double(check.envelope.count) * check.envelopeHopSeconds
 
@@ -31,7 +31,7 @@ public enum SoundCheckChart {
                 let y0 = mid - sign * outer, y1 = mid - sign * inner
                 svg += "<rect x=\"\(f(margin))\" y=\"\(f(min(y0, y1)))\" width=\"\(f(plotWidth))\" height=\"\(f(abs(y1 - y0)))\" fill=\"\(zone.colour)\"/>\n"
             }
-            text(width - margin + 4, mid - (outer + inner) / 2 + 4, zone.label, size: 10, fill: "#555")
+            text(right + 4, mid - (outer + inner) / 2 + 4, zone.label, size: 10, fill: "#555")
         }
         var path = ""
         let count = max(1, check.envelope.count)
@@ -42,21 +42,13 @@ public enum SoundCheckChart {
         svg += "<path d=\"\(path)\" stroke=\"#2b59c3\" stroke-width=\"\(f(max(0.6, plotWidth / Double(count))))\"/>\n"
         text(margin - 6, waveTop + 10, "0 dBFS", size: 10, fill: "#555", anchor: "end")
         text(margin, waveTop + waveHeight + 14, "0 s", size: 10, fill: "#555")
-        text(width - margin, waveTop + waveHeight + 14, String(format: "%.1f s", seconds), size: 10, fill: "#555", anchor: "end")
+        text(right, waveTop + waveHeight + 14, String(format: "%.1f s", seconds), size: 10, fill: "#555", anchor: "end")
 
-        // Spectrogram: at most 320 columns by 96 rows, dB relative to its loudest cell.
+        // Spectrogram, dB relative to its loudest cell.
         let specTop = waveTop + waveHeight + 30, specHeight = 200.0
-        let frames = check.spectrogramDB
-        if let first = frames.first {
-            let columns = min(320, frames.count), rows = min(96, first.count)
-            var cells = [[Float]](repeating: [Float](repeating: -200, count: rows), count: columns)
-            for (t, frame) in frames.enumerated() {
-                let c = t * columns / frames.count
-                for (k, value) in frame.enumerated() {
-                    let r = min(rows - 1, k * rows / first.count)
-                    cells[c][r] = max(cells[c][r], value)
-                }
-            }
+        let cells = check.spectrogramDB
+        if let first = cells.first {
+            let columns = cells.count, rows = first.count
             let loudest = cells.joined().max() ?? 0
             let cellWidth = plotWidth / Double(columns), cellHeight = specHeight / Double(rows)
             for c in 0..<columns {
@@ -65,14 +57,14 @@ public enum SoundCheckChart {
                     svg += "<rect x=\"\(f(margin + Double(c) * cellWidth))\" y=\"\(f(specTop + specHeight - Double(r + 1) * cellHeight))\" width=\"\(f(cellWidth + 0.3))\" height=\"\(f(cellHeight + 0.3))\" fill=\"\(colour(shade))\"/>\n"
                 }
             }
-            let nyquist = check.spectrogramBinHz * Double(first.count - 1)
+            let nyquist = check.spectrogramTopHz
             text(margin - 6, specTop + 10, String(format: "%.0f kHz", nyquist / 1000), size: 10, fill: "#555", anchor: "end")
             text(margin - 6, specTop + specHeight, "0", size: 10, fill: "#555", anchor: "end")
             let bandwidth = report.metrics.bandwidthHz
             if bandwidth < nyquist * 0.98 {
                 let y = specTop + specHeight * (1 - bandwidth / nyquist)
-                svg += "<line x1=\"\(f(margin))\" x2=\"\(f(width - margin))\" y1=\"\(f(y))\" y2=\"\(f(y))\" stroke=\"#f5c400\" stroke-dasharray=\"6 4\"/>\n"
-                text(width - margin + 4, y + 4, "bandwidth", size: 10, fill: "#555")
+                svg += "<line x1=\"\(f(margin))\" x2=\"\(f(right))\" y1=\"\(f(y))\" y2=\"\(f(y))\" stroke=\"#f5c400\" stroke-dasharray=\"6 4\"/>\n"
+                text(right + 4, y + 4, "bandwidth", size: 10, fill: "#555")
             }
         }
 
@@ -90,9 +82,15 @@ public enum SoundCheckChart {
         }
         for problem in report.problems {
             text(margin, y, problem.kind.rawValue, size: 13, weight: "bold", fill: "#b42318")
-            text(margin + 110, y, problem.detail, size: 12)
-            text(margin + 110, y + 17, "→ " + problem.advice, size: 12, fill: "#1f4e99")
-            y += 42
+            for line in wrapped(problem.detail) {
+                text(margin + 110, y, line, size: 12)
+                y += 16
+            }
+            for line in wrapped("→ " + problem.advice) {
+                text(margin + 110, y, line, size: 12, fill: "#1f4e99")
+                y += 16
+            }
+            y += 10
         }
         let height = y + 10
         return "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"\(Int(width))\" height=\"\(Int(height))\" viewBox=\"0 0 \(Int(width)) \(Int(height))\">\n"
@@ -100,6 +98,20 @@ public enum SoundCheckChart {
     }
 
     private static func f(_ x: Double) -> String { String(format: "%.1f", x) }
+
+    /// Lines of at most `width` characters, broken between words.
+    static func wrapped(_ text: String, width: Int = 105) -> [String] {
+        var lines: [String] = [], line = ""
+        for word in text.split(separator: " ") {
+            if !line.isEmpty, line.count + 1 + word.count > width {
+                lines.append(line)
+                line = ""
+            }
+            line += (line.isEmpty ? "" : " ") + word
+        }
+        if !line.isEmpty { lines.append(line) }
+        return lines
+    }
 
     /// Dark blue → teal → yellow, as shade goes 0 → 1.
     private static func colour(_ shade: Double) -> String {

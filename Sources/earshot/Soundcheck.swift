@@ -82,6 +82,11 @@ struct Soundcheck: ParsableCommand {
         }
 
         init(file: String) throws {
+            // Refuse an over-long recording before reading it all into memory.
+            let duration = try AudioFileReader(path: file).info.durationSeconds
+            guard duration <= SoundCheck.longestSeconds else {
+                throw EarshotError.invalidArgument("a sound check takes at most \(Int(SoundCheck.longestSeconds)) s of audio; \(file) is \(Int(duration)) s: cut it first")
+            }
             let (info, buffer) = try AudioFile.read(path: file)
             guard info.frameCount > 0 else { throw EarshotError.emptyAudio(path: file) }
             let channels = buffer.toArrays(frameCount: info.frameCount)
