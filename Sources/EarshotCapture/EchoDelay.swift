@@ -45,4 +45,21 @@ public enum EchoDelay {
         }
         return found
     }
+
+    /// Room left in the filter before the earliest arrival, and after the latest.
+    static let guardSeconds = 0.02
+    static let roomSeconds = 0.25
+    static let shortestTailSeconds = 0.2
+
+    /// The far end moved up to just before the loudspeaker's earliest arrival, so the echo
+    /// canceller's filter spends its length on the room rather than on the delay; with the
+    /// filter length that still covers the latest arrival. Unchanged where no delay stands out.
+    public static func align(far: [Float], to mic: [Float], sampleRate: Double, longestTailSeconds: Double) -> (samples: [Float], tailSeconds: Double) {
+        let delays = estimate(mic: mic, far: far, sampleRate: sampleRate)
+        guard let earliest = delays.min(), let latest = delays.max() else { return (far, longestTailSeconds) }
+        let lead = max(0, earliest - guardSeconds)
+        let tail = min(longestTailSeconds, max(shortestTailSeconds, latest - lead + roomSeconds))
+        let shift = min(far.count, Int(lead * sampleRate))
+        return ([Float](repeating: 0, count: shift) + far.prefix(far.count - shift), tail)
+    }
 }

@@ -82,8 +82,6 @@ struct SpeechActivity {
         speechPower = speech.contains(true) ? level : 0
     }
 
-    var activeShare: Double { Double(active.filter { $0 }.count) / Double(max(1, active.count)) }
-
     /// Mean power per bin over the speech frames (room tone included); with `trimmedShare`, each
     /// bin's loudest frames in that share are left out.
     func speechSpectrum(_ spectrogram: PowerSpectrogram, trimmedShare: Double = 0) -> [Double] {

@@ -50,7 +50,7 @@ struct Capture: ParsableCommand {
     }
 
     /// The mode's chain at `rate`, on blocks of (microphone, far end).
-    static func chain(_ mode: CaptureMode, rate: Double) throws -> ProcessorChain {
+    static func chain(_ mode: CaptureMode, rate: Double, echoTailSeconds: Double = 0.5) throws -> ProcessorChain {
         let ceiling = FirstChannel(OutputLevelGuard(ceilingDBFS: -1))
         switch mode {
         case .raw:
@@ -63,7 +63,7 @@ struct Capture: ParsableCommand {
             ])
         case .voiceIsolation:
             return ProcessorChain([
-                EchoCanceller(),
+                EchoCanceller(tailSeconds: echoTailSeconds),
                 FirstChannel(BiquadFilter(.highPass, frequencyHz: 80, sampleRate: rate)),
                 FirstChannel(try ListeningChain(detector: try AlertNetwork.bundled(), maximumOutputDBFS: nil)),
                 FirstChannel(AutomaticGainControl()), ceiling,
@@ -80,17 +80,10 @@ struct Capture: ParsableCommand {
     }
 
     func processFile(_ path: String) throws {
-        let (info, buffer) = try AudioFile.read(path: path)
-        guard info.frameCount > 0 else { throw EarshotError.emptyAudio(path: path) }
-        let mic = EchoCancel.mono(buffer.toArrays(frameCount: info.frameCount))
-        var farSignal = [Float](repeating: 0, count: mic.count)
-        if let far {
-            let (farInfo, farBuffer) = try AudioFile.read(path: far)
-            guard farInfo.frameCount > 0 else { throw EarshotError.emptyAudio(path: far) }
-            var signal = EchoCancel.mono(farBuffer.toArrays(frameCount: farInfo.frameCount))
-            if farInfo.sampleRate != info.sampleRate { signal = try Resampler.resample([signal], from: farInfo.sampleRate, to: info.sampleRate)[0] }
-            farSignal = Array(signal.prefix(mic.count)) + [Float](repeating: 0, count: max(0, mic.count - signal.count))
-        }
+        let recording = try MonoRecording(path: path)
+        let info = recording.info, mic = recording.samples
+        var farSignal = [Float](repeating: 0, count: mic.count), echoTail = 0.5
+        if let far { (farSignal, echoTail) = try recording.farEnd(far, longestTailSeconds: echoTail) }
         if mode == .raw {
             try AudioFile.write(AudioBuffer(channels: [mic]), to: output, sampleRate: info.sampleRate, sampleFormat: info.sampleFormat)
             return
@@ -100,7 +93,7 @@ struct Capture: ParsableCommand {
         let channels = try Resampler.resample([mic, farSignal], from: info.sampleRate, to: native)
         let sink = MemorySink(channelCount: 2)
         try Runner(blockFrames: 1024, compensateLatency: true)
-            .run(source: MemorySource(channels: channels, sampleRate: native), chain: try Self.chain(mode, rate: native), sink: sink)
+            .run(source: MemorySource(channels: channels, sampleRate: native), chain: try Self.chain(mode, rate: native, echoTailSeconds: echoTail), sink: sink)
         var out = try Resampler.resample([sink.channels[0]], from: native, to: info.sampleRate)[0]
         out = Array(out.prefix(mic.count)) + [Float](repeating: 0, count: max(0, mic.count - out.count))
         // Resampling back can overshoot a hair: the guard holds after it too.

@@ -39,48 +39,17 @@ struct EchoCancel: ParsableCommand {
     }
 
     func run() throws {
-        let (micInfo, micBuffer) = try AudioFile.read(path: mic)
-        let (farInfo, farBuffer) = try AudioFile.read(path: far)
-        guard micInfo.frameCount > 0 else { throw EarshotError.emptyAudio(path: mic) }
-        guard farInfo.frameCount > 0 else { throw EarshotError.emptyAudio(path: far) }
-        let rate = micInfo.sampleRate
+        let recording = try MonoRecording(path: mic)
+        let rate = recording.info.sampleRate
         guard (8_000...48_000).contains(rate) else {
             throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz; convert \(mic) first (it is \(Int(rate)) Hz)")
         }
-        let micSignal = Self.mono(micBuffer.toArrays(frameCount: micInfo.frameCount))
-        var farSignal = Self.mono(farBuffer.toArrays(frameCount: farInfo.frameCount))
-        if farInfo.sampleRate != rate {
-            farSignal = try Resampler.resample([farSignal], from: farInfo.sampleRate, to: rate)[0]
-        }
-        // The far end as long as the microphone: silence after it ends.
-        farSignal = Array(farSignal.prefix(micSignal.count)) + [Float](repeating: 0, count: max(0, micSignal.count - farSignal.count))
-
-        // Where the loudspeaker's delay can be read off the recording, the far end is moved up
-        // to just before its earliest arrival, so the filter spends its length on the room.
-        let delays = EchoDelay.estimate(mic: micSignal, far: farSignal, sampleRate: rate)
-        var filterTail = tail
-        if let earliest = delays.min(), let latest = delays.max() {
-            let lead = max(0, earliest - Self.guardSeconds)
-            filterTail = min(tail, max(Self.shortestTail, latest - lead + Self.roomSeconds))
-            let shift = Int(lead * rate)
-            farSignal = [Float](repeating: 0, count: shift) + farSignal.prefix(farSignal.count - shift)
-        }
+        let (farSignal, filterTail) = try recording.farEnd(far, longestTailSeconds: tail)
         let canceller = EchoCanceller(tailSeconds: filterTail, floorDB: suppressionFloor)
-        let source = MemorySource(channels: [micSignal, farSignal], sampleRate: rate)
+        let source = MemorySource(channels: [recording.samples, farSignal], sampleRate: rate)
         let sink = MemorySink(channelCount: 2)
         _ = try Runner(blockFrames: 1024, compensateLatency: true).run(source: source, chain: canceller, sink: sink)
-        let cleaned = Array(sink.channels[0].prefix(micSignal.count))
-        try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate, sampleFormat: micInfo.sampleFormat)
-    }
-
-    /// Room left in the filter before the earliest arrival, and after the latest.
-    static let guardSeconds = 0.02
-    static let roomSeconds = 0.25
-    static let shortestTail = 0.2
-
-    static func mono(_ channels: [[Float]]) -> [Float] {
-        guard channels.count > 1 else { return channels[0] }
-        let scale = 1 / Float(channels.count)
-        return channels[0].indices.map { i in channels.reduce(0) { $0 + $1[i] } * scale }
+        let cleaned = Array(sink.channels[0].prefix(recording.samples.count))
+        try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate, sampleFormat: recording.info.sampleFormat)
     }
 }

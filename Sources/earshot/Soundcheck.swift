@@ -87,15 +87,8 @@ struct Soundcheck: ParsableCommand {
             guard duration <= SoundCheck.longestSeconds else {
                 throw EarshotError.invalidArgument("a sound check takes at most \(Int(SoundCheck.longestSeconds)) s of audio; \(file) is \(Int(duration)) s: cut it first")
             }
-            let (info, buffer) = try AudioFile.read(path: file)
-            guard info.frameCount > 0 else { throw EarshotError.emptyAudio(path: file) }
-            let channels = buffer.toArrays(frameCount: info.frameCount)
-            var mono = channels[0]
-            if channels.count > 1 {
-                let scale = 1 / Float(channels.count)
-                for i in mono.indices { mono[i] = channels.reduce(0) { $0 + $1[i] } * scale }
-            }
-            self.init(name: (file as NSString).lastPathComponent, samples: mono, sampleRate: info.sampleRate, roomToneSeconds: 0)
+            let recording = try MonoRecording(path: file)
+            self.init(name: (file as NSString).lastPathComponent, samples: recording.samples, sampleRate: recording.info.sampleRate, roomToneSeconds: 0)
         }
     }
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`earshot soundcheck` live through a real sound server.
+"""`earshot soundcheck` and `earshot capture` live through a real sound server.
 
 A private PulseAudio in user mode carries one null sink, `room`; its monitor is the microphone.
 While the sound check records (2 s of room tone, then speech), a seeded scene is played into the
@@ -8,8 +8,9 @@ active level with 50 Hz mains hum and its harmonic under them. Then `--all-input
 input at once.
 
 Checks: the JSON keeps the contract; the speech level is read within 3 dB of what was played;
-the hum is found at 50 Hz and reported; the SNR (hum left out) is over 25 dB; the PNG is drawn;
-`--all-inputs` ranks at least one device. Exit 1 on failure.
+the hum is found at 50 Hz and reported; the SNR (hum left out) is over 25 dB; the PNG is drawn.
+`earshot capture --mode standard` records the same scene live: 8 s long, under -1 dBFS, speech near
+-20 dBFS. `--all-inputs` ranks at least one device. Exit 1 on failure.
 """
 import argparse, json, os, subprocess, sys, tempfile, time
 import numpy as np
@@ -89,6 +90,32 @@ def main():
             failures.append(f"the prompts were not given: {err.strip()}")
         if not os.path.exists(f"{data}/check.png") or open(f"{data}/check.png", "rb").read(4) != b"\x89PNG":
             failures.append("no PNG was drawn")
+
+        # `earshot capture` live in standard mode over the same scene: as long as asked, under
+        # -1 dBFS, speech brought near -20 dBFS.
+        capture = subprocess.Popen([a.earshot, "capture", "-o", f"{data}/captured.wav", "--mode", "standard", "--seconds", "8"],
+                                   env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        started = capture.stderr.readline()
+        player = subprocess.Popen(["pacat", "--playback", "--device=room", "--raw", "--format=float32le", f"--rate={RATE}",
+                                   "--channels=1", f"{data}/scene.f32"], env=server.env)
+        _, capture_err = capture.communicate(timeout=60)
+        player.wait(timeout=30)
+        if capture.returncode != 0:
+            failures.append(f"live capture failed: {started.strip()} {capture_err.strip()}")
+        else:
+            import wave
+            with wave.open(f"{data}/captured.wav") as w:
+                rate, frames = w.getframerate(), w.getnframes()
+                captured = np.frombuffer(w.readframes(frames), dtype="<i2") / 32768
+            seconds, peak = frames / rate, 20 * np.log10(np.abs(captured).max() + 1e-12)
+            speech = active_level(captured[-4 * rate:])
+            print(f"  live capture: {seconds:.2f} s, peak {peak:.1f} dBFS, speech over the last 4 s {speech:.1f} dBFS")
+            if abs(seconds - 8) > 0.1:
+                failures.append(f"live capture lasted {seconds:.2f} s, not 8")
+            if peak > -0.99:
+                failures.append(f"live capture peaked at {peak:.2f} dBFS, over -1")
+            if abs(speech + 20) > 4:
+                failures.append(f"live capture brought speech to {speech:.1f} dBFS, not near -20")
 
         ranking = subprocess.run([a.earshot, "soundcheck", "--all-inputs", "--seconds", "1", "--format", "json"],
                                  env=env, capture_output=True, text=True, timeout=60)

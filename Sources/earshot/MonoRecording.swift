@@ -1,0 +1,36 @@
+import EarshotCapture
+import EarshotCore
+import EarshotIO
+
+/// A recording read whole and mixed to mono; an empty file is refused.
+struct MonoRecording {
+    let info: AudioFileInfo
+    let samples: [Float]
+
+    init(path: String) throws {
+        let (info, buffer) = try AudioFile.read(path: path)
+        guard info.frameCount > 0 else { throw EarshotError.emptyAudio(path: path) }
+        self.info = info
+        samples = Self.mixed(buffer.toArrays(frameCount: info.frameCount))
+    }
+
+    static func mixed(_ channels: [[Float]]) -> [Float] {
+        guard channels.count > 1 else { return channels[0] }
+        let scale = 1 / Float(channels.count)
+        return channels[0].indices.map { i in channels.reduce(0) { $0 + $1[i] } * scale }
+    }
+
+    /// `path` as what a loudspeaker played while this was recorded, ready for the echo
+    /// canceller: mono, at this recording's rate, as long as it (silence after it ends), and
+    /// moved up to just before the loudspeaker's earliest arrival where that can be read off the
+    /// two (`EchoDelay.align`). Returns it with the filter length that then covers the echo.
+    func farEnd(_ path: String, longestTailSeconds: Double) throws -> (samples: [Float], tailSeconds: Double) {
+        let far = try MonoRecording(path: path)
+        var signal = far.samples
+        if far.info.sampleRate != info.sampleRate {
+            signal = try Resampler.resample([signal], from: far.info.sampleRate, to: info.sampleRate)[0]
+        }
+        signal = Array(signal.prefix(samples.count)) + [Float](repeating: 0, count: max(0, samples.count - signal.count))
+        return EchoDelay.align(far: signal, to: samples, sampleRate: info.sampleRate, longestTailSeconds: longestTailSeconds)
+    }
+}
