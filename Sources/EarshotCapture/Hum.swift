@@ -16,8 +16,12 @@ struct HumMeasure {
     static let wanderHz = 0.5
     static let loneProminenceDB = 20.0
     static let highestHz = 1000.0
+    /// A line in the pauses, where nothing masks it, need stand out only this far.
+    static let pauseProminenceDB = 6.0
 
-    init(_ spectrum: PowerSpectrogram) {
+    /// `spectrum`: long frames (about 0.5 Hz apart) that find the lines; `pauses`: shorter ones
+    /// (about 2 Hz apart) in which their level is measured.
+    init(_ spectrum: PowerSpectrogram, pauses: PowerSpectrogram) {
         var mean = [Double](repeating: 0, count: spectrum.binCount)
         for frame in spectrum.frames {
             for k in mean.indices { mean[k] += frame[k] }
@@ -51,14 +55,45 @@ struct HumMeasure {
             // masks the harmonics of a hum that is plainly audible in the pauses.
             if count >= 2 || strongFundamental, best == nil || power > best!.power { best = (fundamental, power, count) }
         }
-        if let best {
-            fundamentalHz = best.hz
-            levelDBFS = Level.dB(power: best.power)
-            harmonics = best.count
-        } else {
+        guard let best else {
             fundamentalHz = nil
             levelDBFS = -140
             harmonics = 0
+            return
         }
+        fundamentalHz = best.hz
+        // Its level is read in the pauses, where it is heard: there speech hides none of its
+        // harmonics, and a buzz rich in them counts for more than a lone low line.
+        let quiet = Self.quietestMean(pauses)
+        var power = 0.0, count = 0
+        var hz = best.hz
+        while hz <= min(Self.highestHz, pauses.sampleRate / 2 - 30) {
+            let centre = pauses.bin(ofHz: hz)
+            var beside: [Double] = []
+            for k in pauses.bin(ofHz: hz - 25)...pauses.bin(ofHz: hz - 8) { beside.append(quiet[k]) }
+            for k in pauses.bin(ofHz: hz + 8)...pauses.bin(ofHz: hz + 25) { beside.append(quiet[k]) }
+            beside.sort()
+            let floor = beside[beside.count / 2]
+            let peak = quiet[max(0, centre - 1)...min(quiet.count - 1, centre + 1)].max() ?? 0
+            if peak > floor * pow(10, Self.pauseProminenceDB / 10) {
+                for k in max(0, centre - 3)...min(quiet.count - 1, centre + 3) { power += max(0, quiet[k] - floor) }
+                count += 1
+            }
+            hz += best.hz
+        }
+        levelDBFS = Level.dB(power: power)
+        harmonics = max(0, count - 1)
+    }
+
+    /// The mean spectrum of the quietest fifth of the frames: the pauses between words.
+    static func quietestMean(_ spectrum: PowerSpectrogram) -> [Double] {
+        let energies = spectrum.frames.map { $0.reduce(0, +) }
+        let order = energies.indices.sorted { energies[$0] < energies[$1] }
+        let chosen = order.prefix(max(1, order.count / 5))
+        var mean = [Double](repeating: 0, count: spectrum.binCount)
+        for t in chosen {
+            for k in mean.indices { mean[k] += spectrum.frames[t][k] }
+        }
+        return mean.map { $0 / Double(chosen.count) }
     }
 }

@@ -30,7 +30,7 @@ public struct SoundCheck {
         public static let leastSNRDB = 15.0
         /// Hum counts when its lines reach this level, and lie less than this far under speech.
         public static let humDBFS = -75.0
-        public static let humBelowSpeechDB = 25.0
+        public static let humBelowSpeechDB = 22.0
         public static let leastBandwidthHz = 5500.0
         public static let mostHighFrequencyLossDB = -18.0
         public static let mostRT60Seconds = 0.7
@@ -67,7 +67,8 @@ public struct SoundCheck {
         let balance = SpectrumBalance(frames, activity: activity)
         let clipping = ClippingMeasure(signal)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
-        let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1))
+        let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
+                             pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
         let reverberation = ReverberationMeasure(frames)
         let echo = EchoMeasure(centred, sampleRate: sampleRate)
 

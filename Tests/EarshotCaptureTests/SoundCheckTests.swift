@@ -108,7 +108,23 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
             let report = try check(plus(plus(speech, roomTone), hum))
             #expect(report.metrics.humHz == mains)
             #expect(kinds(report).contains("hum"))
+            // Its three lines together: (0.01² + 0.004² + 0.003²) / 2 is -42.0 dBFS, measured in the pauses.
+            let detail = report.problems.first { $0.kind == .hum }?.detail ?? ""
+            let level = detail.firstMatch(of: /at (-?[0-9.]+) dBFS/).flatMap { Double($0.1) }
+            #expect(level.map { abs($0 + 42.0) < 1.5 } == true, "\(detail)")
         }
+    }
+
+    @Test func faintHumIsMeasuredButNotAProblem() throws {
+        // The same hum 8 dB further down (-50 dBFS) lies 28 dB under the speech: found, not reported.
+        let hum = (0..<speech.count).map { n -> Float in
+            let t = Double(n) / rate
+            return Float(0.004 * sin(2 * Double.pi * 60 * t) + 0.0016 * sin(2 * Double.pi * 120 * t + 2)
+                         + 0.0012 * sin(2 * Double.pi * 180 * t + 1))
+        }
+        let report = try check(plus(plus(speech, roomTone), hum))
+        #expect(report.metrics.humHz == 60)
+        #expect(!kinds(report).contains("hum"), "\(report.problems)")
     }
 
     @Test func narrowChannelAndCoveredMicrophone() throws {

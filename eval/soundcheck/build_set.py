@@ -138,7 +138,7 @@ def apply(kind, x, rng, truth, bank, speech_db):
         hum = sum(rng.uniform(0.3, 1) / h * np.sin(2 * np.pi * (f0 + rng.uniform(-0.2, 0.2)) * h * t + rng.uniform(0, 6.3))
                   for h in range(1, harmonics + 1))
         hum *= np.sqrt(active_power(x) * 10 ** (-below / 10) / np.mean(hum ** 2))
-        truth["hum"] = f0
+        truth["hum"], truth["humBelowDB"] = f0, below
         return x + hum
     if kind == "too-quiet":
         return set_level(x, rng.uniform(-55, -42))

@@ -12,6 +12,7 @@ peaks under −3 dBFS, samples at full scale, a noise floor under −60 dBFS, WA
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -74,6 +75,15 @@ def check(earshot, path):
     if result.returncode != 0:
         raise SystemExit(f"earshot soundcheck failed on {path}: {result.stderr.strip()}")
     return json.loads(result.stdout)
+
+
+def hum_below(report):
+    """How far under the speech the reported hum lies (dB), read from the hum finding's detail."""
+    for p in report["problems"]:
+        if p["kind"] == "hum":
+            match = re.search(r"(-?[\d.]+) dB under speech", p["detail"])
+            return float(match.group(1)) if match else None
+    return None
 
 
 def prf(tp, fp, fn):
@@ -147,6 +157,10 @@ def main():
     print(f"| bandwidth, clean (Hz; truth {meta['rate'] // 2}) | {len(full)} | {np.median(fe):.0f} | {np.mean(fe):.0f} | {np.percentile(fe, 90):.0f} | 0 |")
     hums = [(it["truth"]["hum"], reports[i]["metrics"]["humHz"]) for i, it in enumerate(items) if "hum" in it["truth"]]
     print(f"| hum frequency right | {len(hums)} | {sum(t == m for t, m in hums)}/{len(hums)} | | | {sum(m is None for _, m in hums)} |")
+    # The hum's level under the speech, as the hum finding's detail gives it.
+    below = [(it["truth"]["humBelowDB"], hum_below(reports[i])) for i, it in enumerate(items) if "humBelowDB" in it["truth"]]
+    he = np.abs([m - t for t, m in below if m is not None]) if any(m is not None for _, m in below) else np.array([np.nan])
+    print(f"| hum level under speech (dB) | {len(below)} | {np.median(he):.2f} | {np.mean(he):.2f} | {np.percentile(he, 90):.2f} | {sum(m is None for _, m in below)} |")
     if args.dump:
         with open(args.dump, "w") as f:
             json.dump([{"item": it, "report": r, "peer": sorted(p[0]), "wada": p[1]} for it, r, p in zip(items, reports, peers)], f, indent=1)
