@@ -113,16 +113,19 @@ public struct SoundCheck {
         spectrogramTopHz = sampleRate / 2
     }
 
-    /// The offset that stays put: the median of 20 ms means. Loud asymmetric speech, above all
-    /// clipped, shifts the mean while it lasts; an interface's offset is there in every pause too.
+    /// The offset that stays put: the median of 20 ms means in the quietest third of them. Loud
+    /// asymmetric speech, above all clipped, shifts the mean while it lasts; an interface's offset
+    /// is there in every pause too.
     static func constantOffset(_ signal: [Float], sampleRate: Double) -> Double {
         let frame = max(1, Int(0.02 * sampleRate))
-        var means = stride(from: 0, to: signal.count - frame + 1, by: frame).map { start in
-            signal[start..<(start + frame)].reduce(0.0) { $0 + Double($1) } / Double(frame)
+        let frames = stride(from: 0, to: signal.count - frame + 1, by: frame).map { start -> (mean: Double, spread: Double) in
+            let part = signal[start..<(start + frame)]
+            let mean = part.reduce(0.0) { $0 + Double($1) } / Double(frame)
+            return (mean, part.reduce(0.0) { $0 + (Double($1) - mean) * (Double($1) - mean) })
         }
-        guard !means.isEmpty else { return 0 }
-        means.sort()
-        return means[means.count / 2]
+        guard !frames.isEmpty else { return 0 }
+        let quiet = frames.sorted { $0.spread < $1.spread }.prefix(max(1, frames.count / 3)).map(\.mean).sorted()
+        return quiet[quiet.count / 2]
     }
 
     static func rounded(_ value: Double, _ digits: Int) -> Double {

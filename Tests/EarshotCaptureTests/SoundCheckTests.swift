@@ -140,7 +140,14 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
 
     @Test func dcDropoutsAndEcho() throws {
         let clean = plus(speech, roomTone)
-        #expect(kinds(try check(clean.map { $0 + 0.05 })).contains("dc-offset"))
+        let offset = try check(clean.map { $0 + 0.05 })
+        #expect(kinds(offset).contains("dc-offset"))
+        #expect(abs(offset.metrics.dcOffset - 0.05) < 0.002, "\(offset.metrics)")
+        // Speech clipped on one side only has a mean while it lasts, but sits centred in its pauses.
+        let ceiling = 0.2 * clean.reduce(Float(0)) { max($0, $1) }
+        let lopsided = try check(clean.map { min($0, ceiling) })
+        #expect(!kinds(lopsided).contains("dc-offset"), "\(lopsided.metrics)")
+        #expect(abs(lopsided.metrics.dcOffset) < 0.002, "\(lopsided.metrics)")
         var gapped = clean
         // Three 40 ms gaps where the speech is loudest.
         let loudest = stride(from: 8000, to: clean.count - 8000, by: 1600).sorted { abs(clean[$0]) > abs(clean[$1]) }.prefix(3)
