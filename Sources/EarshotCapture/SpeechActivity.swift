@@ -23,6 +23,12 @@ struct SpeechActivity {
     /// The percentile reads under the mean of a fluctuating room tone by this much (set on the
     /// recorded household noise of `make eval-soundcheck`'s tuning split).
     static let quietBiasDB = 3.0
+    /// In a reverberant room the quiet between words is mostly decaying tails, and a few longer
+    /// pauses fall well under them to the room tone itself. Where the 2nd percentile lies this far
+    /// under the 10th (a steady room tone keeps them within about 3 dB), the 2nd is the room
+    /// tone (set on the tuning split, between its noisy and its reverberant recordings).
+    static let tailPercentile = 0.02
+    static let tailSpreadDB = 6.0
 
     /// The room tone per bin, from the recording itself.
     static func roomTone(_ spectrogram: PowerSpectrogram, audible: [Bool]) -> [Double] {
@@ -31,9 +37,10 @@ struct SpeechActivity {
         guard !kept.isEmpty else { return [Double](repeating: 0, count: bins) }
         let bias = pow(10, quietBiasDB / 10)
         var column = [Double](repeating: 0, count: kept.count)
-        return (0..<bins).map { k in
+        var quiet = [Double](repeating: 0, count: bins), quieter = [Double](repeating: 0, count: bins)
+        for k in 0..<bins {
             // Smoothed over three bins and five frames, so the percentile reads a steadier estimate.
-            for (j, t) in kept.enumerated() {
+            for j in kept.indices {
                 var sum = 0.0, n = 0.0
                 for dt in -2...2 where kept.indices.contains(j + dt) {
                     let row = frames[kept[j + dt]]
@@ -42,12 +49,14 @@ struct SpeechActivity {
                         n += 1
                     }
                 }
-                _ = t
                 column[j] = sum / n
             }
             column.sort()
-            return column[Int(Double(column.count - 1) * quietPercentile)] * bias
+            quiet[k] = column[Int(Double(column.count - 1) * quietPercentile)] * bias
+            quieter[k] = column[Int(Double(column.count - 1) * tailPercentile)] * bias
         }
+        let spread = Level.dB(power: quiet.reduce(0, +)) - Level.dB(power: quieter.reduce(0, +))
+        return spread > tailSpreadDB ? quieter : quiet
     }
 
     init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil) {
