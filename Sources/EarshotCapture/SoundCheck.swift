@@ -32,7 +32,7 @@ public struct SoundCheck {
         public static let humDBFS = -75.0
         public static let humBelowSpeechDB = 22.0
         public static let leastBandwidthHz = 5500.0
-        public static let mostHighFrequencyLossDB = -18.0
+        public static let mostHighFrequencyLossDB = -16.0
         public static let mostRT60Seconds = 0.7
         /// Under this SNR the room tone fills the decays and the RT60 estimate reads long: it is
         /// reported, but the noise is the problem to fix first.
@@ -203,7 +203,7 @@ struct Findings {
                 "Switch the headset to its wideband mode, or use a wired or built-in microphone: a Bluetooth headset in call mode sends telephone-band audio.")
         } else if let balance = highFrequencyBalanceDB, balance < T.mostHighFrequencyLossDB {
             add(.muffled,
-                "Frequencies from 4 to 7 kHz are \(db(-balance)) dB quieter than in normal speech (more than \(db(-T.mostHighFrequencyLossDB)) dB: the microphone sounds covered).",
+                "Frequencies from 3 to 7 kHz are \(db(-balance)) dB quieter, against 1 to 2 kHz, than in normal speech (more than \(db(-T.mostHighFrequencyLossDB)) dB: the microphone sounds covered).",
                 "Uncover the microphone — a case, a finger, clothing or a thick foam cover over it — and point it towards your mouth.")
         }
         if abs(m.dcOffset) > T.mostDCOffset {

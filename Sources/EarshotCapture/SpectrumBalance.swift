@@ -5,9 +5,12 @@ import Foundation
 struct SpectrumBalance {
     /// The highest frequency the channel carries.
     let bandwidthHz: Double
-    /// Level of 4–7 kHz against 300 Hz–1 kHz, relative to read speech (negative: duller). A cover
-    /// takes most from the top octaves; below 4 kHz it takes too little to tell from a dull voice.
+    /// Level of 3–7 kHz against 1–2 kHz, relative to read speech (negative: duller). A cover takes
+    /// most from the top octaves and leaves the band under them; voices differ most below 1 kHz
+    /// (chest, distance to the microphone), so the reference lies above that.
     let highFrequencyBalanceDB: Double?
+    static let coveredBand = 3000.0...7000.0
+    static let heldBand = 1000.0...2000.0
 
     /// The long-term average spectrum of read speech, dB per sixth-octave band centred on
     /// 100 Hz · 2^(i/6) (100 Hz … 8 kHz), relative to the bands from 300 Hz to 1 kHz. Measured on
@@ -83,9 +86,9 @@ struct SpectrumBalance {
         // band, so a band the noise buries reads as buried rather than as empty.
         let clean = zip(speech, activity.noiseSpectrum).map { max($0 - $1, 0.1 * $0) }
         let speechOnly = normalised(clean)
-        let top = min(7000, 0.9 * bandwidthHz)
-        let high = bands.filter { Self.centreHz($0) >= 4000 && Self.centreHz($0) <= top }
-        let mid = bands.filter { (300...1000).contains(Self.centreHz($0)) }
+        let top = min(Self.coveredBand.upperBound, 0.9 * bandwidthHz)
+        let high = bands.filter { Self.centreHz($0) >= Self.coveredBand.lowerBound && Self.centreHz($0) <= top }
+        let mid = bands.filter { Self.heldBand.contains(Self.centreHz($0)) }
         if high.count >= 2 {
             let mean = { (set: [Int]) in set.map { speechOnly[$0] }.reduce(0, +) / Double(set.count) }
             highFrequencyBalanceDB = mean(high) - mean(mid)
