@@ -13,7 +13,11 @@ import Foundation
 /// echo suppressor of our own: per bin, the residual echo is the filter's echo estimate times a
 /// leakage that is tracked from how much of the estimate still shows in the output; a Wiener
 /// gain on that, floored at `floorDB`, lowers what is echo and leaves near-end speech, whose
-/// output power stands far above the residual echo, nearly untouched.
+/// output power stands far above the residual echo, nearly untouched. While the far end plays
+/// alone — the echo estimate coherent with the microphone across the speech band — each bin is
+/// lowered further by how coherent it is, the way WebRTC's older echo suppressor did: the
+/// filter's leftover and the room's noise under it go, and near-end speech, which breaks the
+/// coherence, ends that state within tens of milliseconds.
 ///
 /// Blocks carry two channels: 0 the microphone, 1 the far end. Channel 0 comes out cleaned,
 /// channel 1 as it went in; both are delayed by `latencySamples` (5 ms frames, overlap-added: under 10 ms).
@@ -25,6 +29,15 @@ public final class EchoCanceller: AudioProcessor {
 
     public static let frameSeconds = 0.005
     static let doubleTalkRatio: Float = 2
+    /// The coherence of the echo estimate and the microphone is smoothed over about 50 ms.
+    static let coherenceSmoothing: Float = 0.9
+    /// The far end plays alone when the mean coherence over 300 Hz–3 kHz passes this; each bin is
+    /// then lowered to (1 − coherence)^echoOnlyExponent. Chosen on `make eval-capture`'s scenes
+    /// between far-end-only ERLE and double-talk quality: a deeper exponent or a lower threshold
+    /// gains ERLE and loses near-end speech wherever a loud echo keeps the coherence high.
+    static let echoOnlyCoherence: Float = 0.8
+    static let echoOnlyExponent: Float = 0.5
+    static let leastEchoShare: Float = 0.1
 
     private var state: OpaquePointer?
     private var frame = 0
@@ -36,7 +49,12 @@ public final class EchoCanceller: AudioProcessor {
     private var micHistory: [Float] = [], errorHistory: [Float] = []
     private var overlap: [Float] = []
     private var errorPower: [Float] = [], echoPower: [Float] = [], gains: [Float] = []
+    // Smoothed spectra of the microphone D and the echo estimate Y = D − E (E: the filter's
+    // output), their cross-spectrum (interleaved re, im), and the microphone's spectrum this frame.
+    private var micSpectrum: [Float] = []
+    private var sdd: [Float] = [], syy: [Float] = [], syd: [Float] = []
     private var leakage: Float = 0.1
+    private var bandLow = 1, bandHigh = 1
     private var pending: RingOfSamples = RingOfSamples(capacity: 1)
     private var farDelay: RingOfSamples = RingOfSamples(capacity: 1)
 
@@ -75,6 +93,12 @@ public final class EchoCanceller: AudioProcessor {
         errorPower = [Float](repeating: 0, count: frame + 1)
         echoPower = [Float](repeating: 0, count: frame + 1)
         gains = [Float](repeating: 1, count: frame + 1)
+        micSpectrum = [Float](repeating: 0, count: 2 * (frame + 1))
+        sdd = [Float](repeating: 0, count: frame + 1)
+        syy = [Float](repeating: 0, count: frame + 1)
+        syd = [Float](repeating: 0, count: 2 * (frame + 1))
+        bandLow = max(1, Int(300 * Double(2 * frame) / spec.sampleRate))
+        bandHigh = min(frame, Int(3000 * Double(2 * frame) / spec.sampleRate))
         pending = RingOfSamples(capacity: 2 * frame + spec.maximumBlockFrames)
         farDelay = RingOfSamples(capacity: 2 * frame + spec.maximumBlockFrames)
         reset()
@@ -85,7 +109,8 @@ public final class EchoCanceller: AudioProcessor {
         filled = 0
         for i in micHistory.indices { micHistory[i] = 0; errorHistory[i] = 0 }
         for i in overlap.indices { overlap[i] = 0 }
-        for k in gains.indices { gains[k] = 1; errorPower[k] = 0; echoPower[k] = 0 }
+        for k in gains.indices { gains[k] = 1; errorPower[k] = 0; echoPower[k] = 0; sdd[k] = 0; syy[k] = 0 }
+        for i in syd.indices { syd[i] = 0 }
         leakage = 0.1
         pending.clear()
         farDelay.clear()
@@ -126,36 +151,58 @@ public final class EchoCanceller: AudioProcessor {
             errorHistory[i + frame] = Float(outFrame[i]) / 32_768
         }
         let bins = frame + 1
-        // Echo estimate spectrum.
-        for i in 0..<(2 * frame) { fft.time[i] = (micHistory[i] - errorHistory[i]) * window[i] }
+        // The microphone's spectrum, then the output's (kept in fft.spectrum for the synthesis).
+        for i in 0..<(2 * frame) { fft.time[i] = micHistory[i] * window[i] }
         fft.forward()
-        for k in 0..<bins { echoPower[k] = 0.6 * echoPower[k] + 0.4 * fft.power(bin: k) }
-        // Output spectrum (kept in fft.spectrum for the synthesis below).
+        for i in 0..<(2 * bins) { micSpectrum[i] = fft.spectrum[i] }
         for i in 0..<(2 * frame) { fft.time[i] = errorHistory[i] * window[i] }
         fft.forward()
-        // Leakage: how much of the echo estimate's power still shows in the output, tracked slowly
-        // and only while there is echo to learn from.
+        let a = Self.coherenceSmoothing, b = 1 - Self.coherenceSmoothing
         var cross: Float = 0, echoSquare: Float = 0, errorTotal: Float = 0, echoTotal: Float = 0
+        var bandCoherence: Float = 0, bandEcho: Float = 0, bandMic: Float = 0
         for k in 0..<bins {
-            errorPower[k] = 0.6 * errorPower[k] + 0.4 * fft.power(bin: k)
+            let dr = micSpectrum[2 * k], di = micSpectrum[2 * k + 1]
+            let er = fft.spectrum[2 * k], ei = fft.spectrum[2 * k + 1]
+            let yr = dr - er, yi = di - ei
+            let echo = yr * yr + yi * yi, error = er * er + ei * ei
+            echoPower[k] = 0.6 * echoPower[k] + 0.4 * echo
+            errorPower[k] = 0.6 * errorPower[k] + 0.4 * error
             cross += errorPower[k] * echoPower[k]
             echoSquare += echoPower[k] * echoPower[k]
             errorTotal += errorPower[k]
             echoTotal += echoPower[k]
+            sdd[k] = a * sdd[k] + b * (dr * dr + di * di)
+            syy[k] = a * syy[k] + b * echo
+            syd[2 * k] = a * syd[2 * k] + b * (yr * dr + yi * di)
+            syd[2 * k + 1] = a * syd[2 * k + 1] + b * (yi * dr - yr * di)
+            if k >= bandLow, k <= bandHigh {
+                bandCoherence += echoCoherence(k)
+                bandEcho += syy[k]
+                bandMic += sdd[k]
+            }
         }
-        // Not while the near end talks (the output then far outweighs the echo estimate): its
-        // speech would read as leakage and be suppressed as echo.
+        // Leakage: how much of the echo estimate's power still shows in the output, tracked slowly
+        // and only while there is echo to learn from. Not while the near end talks (the output then
+        // far outweighs the echo estimate): its speech would read as leakage and be suppressed as echo.
         if echoSquare > 1e-12, errorTotal < Self.doubleTalkRatio * echoTotal {
             let observed = min(1, cross / echoSquare)
             leakage = 0.95 * leakage + 0.05 * max(0.005, observed)
         }
+        // Where the microphone is mostly the echo estimate (they are coherent), suppress; where
+        // the near end talks, the coherence falls and its speech passes. With the far end alone
+        // (the speech band coherent throughout) the suppression is driven deeper.
+        // (An echo estimate far under the microphone — nothing playing, or a filter still
+        // learning — says nothing, however coherent its crumbs are.)
+        let echoOnly = bandCoherence / Float(max(1, bandHigh - bandLow + 1)) > Self.echoOnlyCoherence
+            && bandEcho > Self.leastEchoShare * bandMic
         let over = Float(pow(10, overestimateDB / 10)), floor = Float(pow(10, floorDB / 20))
         for k in 0..<bins {
             let residual = over * leakage * echoPower[k]
             let speech = max(errorPower[k] - residual, 0)
             let wiener = speech / (speech + residual + 1e-12)
+            let coherent = echoOnly ? pow(1 - echoCoherence(k), Self.echoOnlyExponent) : 1
             // Fast to suppress, a little slower to let go, so echo tails do not flutter.
-            let target = max(floor, wiener)
+            let target = max(floor, min(wiener, coherent))
             gains[k] = target < gains[k] ? target : 0.5 * gains[k] + 0.5 * target
             fft.spectrum[2 * k] *= gains[k]
             fft.spectrum[2 * k + 1] *= gains[k]
@@ -165,6 +212,12 @@ public final class EchoCanceller: AudioProcessor {
             pending.push(overlap[i] + fft.time[i] * window[i])
             overlap[i] = fft.time[i + frame] * window[i + frame]
         }
+    }
+
+    /// Magnitude-squared coherence of the echo estimate and the microphone in bin k.
+    @inline(__always) private func echoCoherence(_ k: Int) -> Float {
+        let re = syd[2 * k], im = syd[2 * k + 1]
+        return min(1, (re * re + im * im) / (syy[k] * sdd[k] + 1e-20))
     }
 
     static func int16(_ x: Float) -> Int16 { Int16(max(-32_768, min(32_767, (x * 32_768).rounded()))) }

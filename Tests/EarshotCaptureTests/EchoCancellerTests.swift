@@ -67,6 +67,28 @@ import Testing
         #expect(abs(difference) < 1, "near end changed by \(difference) dB")
     }
 
+    @Test func suppressesDeeperWhileTheFarEndPlaysAloneAndKeepsTheNearEndInDoubleTalk() throws {
+        let far = talker(seconds: 12, seed: 1)
+        let start = Int(8 * rate)
+        // The near end talks from 8 s on, its syllables between the far end's.
+        let talk = talker(seconds: 12, seed: 5)
+        let near = far.indices.map { $0 >= start ? talk[$0 - Int(0.2 * rate)] : 0 }
+        let mic = zip(zip(echo(of: far), near).map { $0 + $1 }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let canceller = EchoCanceller()
+        let out = try cancel(mic: mic, far: far, canceller: canceller)
+        let latency = canceller.latencySamples
+        let alone = Int(5 * rate)..<start
+        let erle = 20 * log10(rms(mic[alone]) / rms(out[(alone.lowerBound + latency)..<(alone.upperBound + latency)]))
+        let both = (start + Int(rate))..<(far.count - latency)
+        let kept = out[(both.lowerBound + latency)..<(both.upperBound + latency)]
+        let loss = 20 * log10(rms(near[both]) / rms(kept))
+        let difference = zip(kept, near[both]).map { $0 - $1 }
+        let error = 20 * log10(rms(difference[...]) / rms(near[both]))
+        #expect(erle > 20, "ERLE \(erle) dB with the far end alone")
+        #expect(abs(loss) < 2, "the near end's level changed by \(loss) dB in double talk")
+        #expect(error < -8, "what is left of the echo and the near end's distortion: \(error) dB")
+    }
+
     @Test func refusesWhatItCannotServe() {
         #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: 64, channelCount: 1)) }
         #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 96_000, maximumBlockFrames: 64, channelCount: 2)) }
