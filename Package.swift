@@ -91,7 +91,7 @@ let package = Package(
             name: "earshot-bench",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "EarshotAlerts", "EarshotSynthesis",
-                "EarshotHearingAid", "CAllocationCounter", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "EarshotHearingAid", "EarshotCapture", "CAllocationCounter", .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/EarshotBench"),
 

@@ -1,10 +1,11 @@
 // `make bench`: speed of Earshot's building blocks as real-time factors (seconds of work per
 // second of audio on one core; below 1 is faster than real time), and whole-file conversion
 // against sox measured in the same run; then the hearing-test procedures on a simulated
-// population. `earshot-bench core|enhance|room|audiometry` runs one group.
+// population. `earshot-bench core|enhance|capture|room|audiometry` runs one group.
 import CAllocationCounter
 import EarshotAlerts
 import EarshotAudiometry
+import EarshotCapture
 import EarshotCore
 import EarshotHearingAid
 import EarshotDSP
@@ -188,6 +189,22 @@ func enhanceRows(_ table: inout Table) throws {
     }
 }
 
+/// The capture path's own processors: the echo canceller (microphone and far end in, 5 ms
+/// frames) and the automatic gain control, with their slowest block against its deadline.
+func captureRows(_ table: inout Table) throws {
+    for (rate, block) in [(16_000.0, 64), (16_000.0, 160), (48_000.0, 64), (48_000.0, 480)] {
+        let deadline = Double(block) / rate
+        let echo = try measure({ EchoCanceller() }, rate: rate, channels: 2, block: block)
+        table.add("Echo canceller (MDF + residual echo suppressor), \(Int(rate / 1000)) kHz, \(block)-sample blocks", realTimeFactor: echo.realTimeFactor,
+                  String(format: "worst block %.0f µs = %.1f %% of its %.2f ms; ", echo.worstBlockSeconds * 1e6,
+                         100 * echo.worstBlockSeconds / deadline, deadline * 1000) + allocationNote(echo.allocations))
+    }
+    for rate in [16_000.0, 48_000.0] {
+        let agc = try measure({ AutomaticGainControl() }, rate: rate, channels: 1, block: 64)
+        table.add("Automatic gain control, \(Int(rate / 1000)) kHz, 64-sample blocks", realTimeFactor: agc.realTimeFactor, allocationNote(agc.allocations))
+    }
+}
+
 func roomRows(_ table: inout Table) throws {
     // Uniformly partitioned convolution: a 2 s response at 48 kHz in 64-sample partitions.
     var random = SeededRandom(seed: 3)
@@ -204,6 +221,7 @@ let group = CommandLine.arguments.dropFirst().first
 var table = Table()
 if group == nil || group == "core" { try coreRows(&table) }
 if group == nil || group == "enhance" { try enhanceRows(&table) }
+if group == nil || group == "capture" { try captureRows(&table) }
 if group == nil || group == "room" { try roomRows(&table) }
 if !table.rows.isEmpty {
     print("Earshot benchmarks — real-time factor = seconds of work per second of audio (one core)\n")
