@@ -7,9 +7,10 @@ import Foundation
 struct HumMeasure {
     /// 50 or 60 when lines were found.
     let fundamentalHz: Double?
-    /// The lines' power together (dBFS), and how many harmonics stood out.
+    /// The lines' power together (dBFS), and how many lines (the fundamental and its harmonics)
+    /// stood out in the pauses.
     let levelDBFS: Double
-    let harmonics: Int
+    let lines: Int
 
     /// A line must stand this far above the spectrum beside it.
     static let prominenceDB = 10.0
@@ -58,7 +59,7 @@ struct HumMeasure {
         guard let best else {
             fundamentalHz = nil
             levelDBFS = -140
-            harmonics = 0
+            lines = 0
             return
         }
         fundamentalHz = best.hz
@@ -82,7 +83,7 @@ struct HumMeasure {
             hz += best.hz
         }
         levelDBFS = Level.dB(power: power)
-        harmonics = max(0, count - 1)
+        lines = count
     }
 
     /// The mean spectrum of the quietest fifth of the frames: the pauses between words.

@@ -183,8 +183,9 @@ struct Findings {
                 "Turn off or move away from the noise (fans, appliances, open windows, traffic), or bring the microphone closer to your mouth.")
         }
         if let hz = m.humHz, hum.levelDBFS >= T.humDBFS, hum.levelDBFS >= m.speechLevelDBFS - T.humBelowSpeechDB {
+            let overtones = hum.lines < 2 ? "" : " and \(hum.lines - 1) harmonic\(hum.lines == 2 ? "" : "s")"
             add(.hum,
-                "Mains hum at \(Int(hz)) Hz and \(hum.harmonics - 1) harmonic\(hum.harmonics == 2 ? "" : "s") at \(db(hum.levelDBFS)) dBFS, \(db(m.speechLevelDBFS - hum.levelDBFS)) dB under speech; hum is audible within \(db(T.humBelowSpeechDB)) dB.",
+                "Mains hum at \(Int(hz)) Hz\(overtones) at \(db(hum.levelDBFS)) dBFS, \(db(m.speechLevelDBFS - hum.levelDBFS)) dB under speech; hum is audible within \(db(T.humBelowSpeechDB)) dB.",
                 "Unplug the laptop's charger or plug it into a grounded socket, and keep the microphone cable away from power cables (a ground loop or an unshielded cable).")
         }
         if let delay = echo.delaySeconds {

@@ -74,9 +74,12 @@ struct SpectrumBalance {
         for i in bands.reversed() where Self.centreHz(i) >= 1000 && i + 3 < bands.count {
             let above = deviation[(i + 3)...].max()!
             if deviation[i] >= passbandLevel - Self.carriedDB, deviation[i] - above >= Self.cliffDB, above <= passbandLevel - Self.stopbandDB {
-                // The edge: where the fall into the cliff passes edgeDB.
+                // The edge: where the fall into the cliff passes edgeDB under the level the cliff
+                // starts from (the loudest band in the half octave under it), so a dull voice's
+                // slope under the cliff is not taken for the fall.
+                let start = deviation[max(0, i - 3)...i].max()!
                 var edge = i
-                while edge > 0, Self.centreHz(edge) > 1000, deviation[edge] < passbandLevel - Self.edgeDB { edge -= 1 }
+                while edge > max(0, i - 3), Self.centreHz(edge) > 1000, deviation[edge] < start - Self.edgeDB { edge -= 1 }
                 width = min(nyquist, Self.centreHz(edge) * pow(2, 1.0 / 12))
                 break
             }

@@ -138,6 +138,18 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         #expect(kinds(muffled) == ["muffled"], "\(muffled.problems)")
     }
 
+    @Test func aWidebandChannelInAFortyEightKilohertzRecordingIsNotNarrow() throws {
+        // A 16 kHz channel (nothing above 8 kHz) recorded at 48 kHz, from a dull voice (12 dB less
+        // per octave above 2 kHz): the channel ends at 8 kHz, wide enough, and the voice's slope
+        // under the cliff is not the cliff.
+        let wide = 48_000.0
+        let take = plus(syntheticSpeech(seconds: 10, rate: wide), whiteNoise(480_000, dbfs: -68, seed: 2))
+        let dull = filtered(take, rate: wide) { hz in hz > 8000 ? 0 : pow(10, -12 * max(0, log2(max(hz, 1) / 2000)) / 20) }
+        let report = try check(dull, rate: wide)
+        #expect(!kinds(report).contains("narrowband"), "\(report.problems)")
+        #expect(abs(report.metrics.bandwidthHz - 8000) < 1000, "\(report.metrics.bandwidthHz)")
+    }
+
     @Test func dcDropoutsAndEcho() throws {
         let clean = plus(speech, roomTone)
         let offset = try check(clean.map { $0 + 0.05 })
@@ -199,7 +211,7 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
     }
 
     /// Zero-phase filtering by a gain per frequency, through one long FFT.
-    func filtered(_ x: [Float], gain: (Double) -> Double) -> [Float] {
+    func filtered(_ x: [Float], rate: Double = 16_000, gain: (Double) -> Double) -> [Float] {
         let fft = RealFFT(size: RealFFT.fastSize(atLeast: x.count), planning: .estimate)
         fft.time.update(repeating: 0)
         for i in x.indices { fft.time[i] = x[i] }
