@@ -33,7 +33,6 @@ let package = Package(
         // DNS-SD through Avahi's Bonjour compatibility library (the system's own on macOS).
         systemLibrary("CDNSSD", pkgConfig: "avahi-compat-libdns_sd", apt: "libavahi-compat-libdnssd-dev", brew: "avahi"),
         systemLibrary("COpenBLAS", pkgConfig: "openblas", apt: "libopenblas-dev", brew: "openblas"),
-        systemLibrary("CSpeexDSP", pkgConfig: "speexdsp", apt: "libspeexdsp-dev", brew: "speexdsp"),
 
         .target(name: "CHostAudio", linkerSettings: [.linkedLibrary("asound", .when(platforms: [.linux]))]),
 
@@ -59,7 +58,7 @@ let package = Package(
             resources: [.copy("Resources/Suppressor.safetensors")]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         // Capture modes and the sound check.
-        .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP", "CSpeexDSP"]),
+        .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP"]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
         .target(name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"]),
         // The hub: events kept in SQLite, served as JSON, Server-Sent Events and ntfy streams.

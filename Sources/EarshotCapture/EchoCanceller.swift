@@ -1,4 +1,3 @@
-import CSpeexDSP
 import EarshotCore
 import EarshotDSP
 import Foundation
@@ -6,10 +5,10 @@ import Foundation
 /// Acoustic echo cancellation: what the loudspeaker played (the far end) is taken out of what
 /// the microphone heard.
 ///
-/// SpeexDSP's multidelay block frequency-domain adaptive filter (MDF, with its own double-talk
-/// aware learning rate) models the echo path over `tailSeconds`, long enough for a loudspeaker
-/// up to 300 ms late and a room's tail; it follows a changing path and slow clock drift by
-/// adapting. What it leaves — the echo the filter has not (yet) modelled — goes to a residual
+/// A frequency-domain Kalman filter (`EchoPathFilter`: its step size is how uncertain it still is
+/// over how much near end and noise it hears, so double talk barely moves it) models the echo
+/// path over `tailSeconds`, long enough for a loudspeaker up to 300 ms late and a room's tail; it
+/// follows a changing path and slow clock drift by adapting. What it leaves — the echo the filter has not (yet) modelled — goes to a residual
 /// echo suppressor of our own: per bin, the residual echo is the filter's echo estimate times a
 /// leakage that is tracked from how much of the estimate still shows in the output; a Wiener
 /// gain on that, floored at `floorDB`, lowers what is echo and leaves near-end speech, whose
@@ -39,12 +38,12 @@ public final class EchoCanceller: AudioProcessor {
     static let echoOnlyExponent: Float = 0.5
     static let leastEchoShare: Float = 0.1
 
-    private var state: OpaquePointer?
+    private var filter: EchoPathFilter?
     private var frame = 0
     private var fft: RealFFT?
     private var window: [Float] = []
     // Per-frame work, allocated in prepare.
-    private var micFrame: [Int16] = [], farFrame: [Int16] = [], outFrame: [Int16] = []
+    private var micFrame: [Float] = [], farFrame: [Float] = [], outFrame: [Float] = []
     private var filled = 0
     private var micHistory: [Float] = [], errorHistory: [Float] = []
     private var overlap: [Float] = []
@@ -58,13 +57,11 @@ public final class EchoCanceller: AudioProcessor {
     private var pending: RingOfSamples = RingOfSamples(capacity: 1)
     private var farDelay: RingOfSamples = RingOfSamples(capacity: 1)
 
-    public init(tailSeconds: Double = 0.5, floorDB: Double = -40, overestimateDB: Double = -6) {
+    public init(tailSeconds: Double = 0.5, floorDB: Double = -40, overestimateDB: Double = -12) {
         self.tailSeconds = tailSeconds
         self.floorDB = floorDB
         self.overestimateDB = overestimateDB
     }
-
-    deinit { if let state { speex_echo_state_destroy(state) } }
 
     public var latencySamples: Int { max(0, 2 * frame - 1) }
 
@@ -76,17 +73,14 @@ public final class EchoCanceller: AudioProcessor {
             throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz, not \(spec.sampleRate) Hz")
         }
         frame = Int((Self.frameSeconds * spec.sampleRate).rounded())
-        if let state { speex_echo_state_destroy(state) }
-        state = speex_echo_state_init(Int32(frame), Int32((tailSeconds * spec.sampleRate).rounded()))
-        var rate = Int32(spec.sampleRate)
-        speex_echo_ctl(state, SPEEX_ECHO_SET_SAMPLING_RATE, &rate)
+        filter = EchoPathFilter(blockSize: frame, partitions: Int((tailSeconds * spec.sampleRate / Double(frame)).rounded(.up)))
         fft = RealFFT(size: 2 * frame)
         // sqrt-Hann analysis and synthesis: their product overlap-adds to one at half overlap.
         window = Window.sqrtHann.coefficients(count: 2 * frame)
         // Each buffer its own storage: copies sharing one would be copied on the audio path.
-        micFrame = [Int16](repeating: 0, count: frame)
-        farFrame = [Int16](repeating: 0, count: frame)
-        outFrame = [Int16](repeating: 0, count: frame)
+        micFrame = [Float](repeating: 0, count: frame)
+        farFrame = [Float](repeating: 0, count: frame)
+        outFrame = [Float](repeating: 0, count: frame)
         micHistory = [Float](repeating: 0, count: 2 * frame)
         errorHistory = [Float](repeating: 0, count: 2 * frame)
         overlap = [Float](repeating: 0, count: frame)
@@ -105,7 +99,7 @@ public final class EchoCanceller: AudioProcessor {
     }
 
     public func reset() {
-        if let state { speex_echo_state_reset(state) }
+        filter?.reset()
         filled = 0
         for i in micHistory.indices { micHistory[i] = 0; errorHistory[i] = 0 }
         for i in overlap.indices { overlap[i] = 0 }
@@ -121,8 +115,8 @@ public final class EchoCanceller: AudioProcessor {
     public func process(_ block: inout AudioBlock) {
         let mic = block.channel(0), far = block.channel(1)
         for n in 0..<block.frameCount {
-            micFrame[filled] = Self.int16(mic[n])
-            farFrame[filled] = Self.int16(far[n])
+            micFrame[filled] = mic[n]
+            farFrame[filled] = far[n]
             farDelay.push(far[n])
             filled += 1
             if filled == frame {
@@ -135,20 +129,18 @@ public final class EchoCanceller: AudioProcessor {
     }
 
     private func runFrame() {
-        guard let state, let fft else { return }
+        guard let filter, let fft else { return }
         micFrame.withUnsafeBufferPointer { m in
             farFrame.withUnsafeBufferPointer { f in
-                outFrame.withUnsafeMutableBufferPointer { o in
-                    speex_echo_cancellation(state, m.baseAddress, f.baseAddress, o.baseAddress)
-                }
+                outFrame.withUnsafeMutableBufferPointer { o in filter.cancel(mic: m, far: f, error: o) }
             }
         }
         // Two frames of the microphone and of the filter's output; their difference is its echo estimate.
         for i in 0..<frame {
             micHistory[i] = micHistory[i + frame]
             errorHistory[i] = errorHistory[i + frame]
-            micHistory[i + frame] = Float(micFrame[i]) / 32_768
-            errorHistory[i + frame] = Float(outFrame[i]) / 32_768
+            micHistory[i + frame] = micFrame[i]
+            errorHistory[i + frame] = outFrame[i]
         }
         let bins = frame + 1
         // The microphone's spectrum, then the output's (kept in fft.spectrum for the synthesis).
@@ -219,8 +211,6 @@ public final class EchoCanceller: AudioProcessor {
         let re = syd[2 * k], im = syd[2 * k + 1]
         return min(1, (re * re + im * im) / (syy[k] * sdd[k] + 1e-20))
     }
-
-    static func int16(_ x: Float) -> Int16 { Int16(max(-32_768, min(32_767, (x * 32_768).rounded()))) }
 }
 
 /// A fixed-capacity FIFO of samples, allocated once.

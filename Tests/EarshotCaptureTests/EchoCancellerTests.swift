@@ -29,10 +29,10 @@ import Testing
         return x.indices.map { i in x[i] * Float(max(0, sin(Double(i) / rate * 2 * Double.pi * 2.5))) }
     }
 
-    /// The far end through a loudspeaker 120 ms late into a small room.
-    func echo(of far: [Float]) -> [Float] {
-        var random = SeededRandom(seed: 4)
-        let delay = Int(0.12 * rate)
+    /// The far end through a loudspeaker `delaySeconds` late into a small room.
+    func echo(of far: [Float], delaySeconds: Double = 0.12, room seed: UInt64 = 4) -> [Float] {
+        var random = SeededRandom(seed: seed)
+        let delay = Int(delaySeconds * rate)
         var room = [Float](repeating: 0, count: 1600)
         room[0] = 0.6
         for n in 1..<room.count { room[n] = Float(0.05 * random.nextGaussian() * exp(-Double(n) / 300)) }
@@ -87,6 +87,23 @@ import Testing
         #expect(erle > 20, "ERLE \(erle) dB with the far end alone")
         #expect(abs(loss) < 2, "the near end's level changed by \(loss) dB in double talk")
         #expect(error < -8, "what is left of the echo and the near end's distortion: \(error) dB")
+    }
+
+    @Test func learnsTheEchoPathItselfAndFollowsItWhenItChanges() throws {
+        // Suppression off: what is measured is the adaptive filter alone.
+        let far = talker(seconds: 16, seed: 1)
+        let change = Int(8 * rate)
+        let before = echo(of: far), after = echo(of: far, delaySeconds: 0.05, room: 9)
+        let mic = zip(far.indices.map { $0 < change ? before[$0] : after[$0] }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let canceller = EchoCanceller(floorDB: 0)
+        let out = try cancel(mic: mic, far: far, canceller: canceller)
+        let latency = canceller.latencySamples
+        func erle(_ seconds: ClosedRange<Double>) -> Double {
+            let span = Int(seconds.lowerBound * rate)..<Int(seconds.upperBound * rate)
+            return 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
+        }
+        #expect(erle(5...8) > 25, "the filter alone: ERLE \(erle(5...8)) dB")
+        #expect(erle(12.5...15.5) > 20, "after the loudspeaker moved: ERLE \(erle(12.5...15.5)) dB")
     }
 
     @Test func refusesWhatItCannotServe() {
