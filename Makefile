@@ -47,6 +47,7 @@ test: deps live-deps
 	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --seconds 30 --load '' --listen-args "--audiogram Tests/Live/sloping_audiogram.json"
 	python3 Tests/Live/live_watch.py --earshot .build/release/earshot
 	python3 Tests/Live/live_soundcheck.py --earshot .build/release/earshot
+	python3 Tests/Live/live_echo.py --earshot .build/release/earshot
 	python3 Tests/Live/dashboard.py --earshot .build/release/earshot --screenshots .build/screenshots
 
 # `earshot listen` live through a real sound server for two minutes, both cores loaded from 50
@@ -73,6 +74,7 @@ test-live: release live-deps
 	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --seconds 30 --load '' --listen-args "--audiogram Tests/Live/sloping_audiogram.json"
 	python3 Tests/Live/live_watch.py --earshot .build/release/earshot
 	python3 Tests/Live/live_soundcheck.py --earshot .build/release/earshot
+	python3 Tests/Live/live_echo.py --earshot .build/release/earshot
 	python3 Tests/Live/dashboard.py --earshot .build/release/earshot --screenshots .build/screenshots
 
 bench: release

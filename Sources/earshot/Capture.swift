@@ -16,7 +16,8 @@ struct Capture: ParsableCommand {
         abstract: "Capture like a phone: raw, standard, voice-isolation or wide-spectrum.",
         discussion: """
             standard: 80 Hz high-pass, gentle noise suppression (10 dB), automatic gain to −20 dBFS. \
-            voice-isolation: echo cancellation against --far (what the loudspeaker played), the \
+            voice-isolation: echo cancellation against what the loudspeaker played (--far on files; \
+            live, the recording given with --play, played through the output device), the \
             learned noise suppressor at full strength with detected alert sounds kept out of it (as \
             in listen), automatic gain. wide-spectrum: no suppression, full bandwidth, slow and \
             gentle level control. Every mode but raw ends in a −1 dBFS peak guard. Without IN it \
@@ -35,14 +36,21 @@ struct Capture: ParsableCommand {
     @Option(help: "The far end for echo cancellation (voice-isolation, files only): what the loudspeaker played.")
     var far: String?
 
+    @Option(help: "Live voice-isolation: play this recording (the far end, as a call would) through the output device and take its echo out of the microphone. Capture stops half a second after it ends unless --seconds says otherwise.")
+    var play: String?
+
     @Option(help: "Stop a live capture after this many seconds.")
     var seconds: Double?
 
     @OptionGroup var inputDevice: InputDeviceOption
+    @OptionGroup var outputDevice: OutputDeviceOption
+    @OptionGroup var ceiling: OutputCeilingOption
 
     func validate() throws {
         if far != nil, mode != .voiceIsolation { throw ValidationError("--far is for --mode voice-isolation") }
-        if far != nil, input == nil { throw ValidationError("--far needs a recording (IN); live echo cancellation is not available yet") }
+        if far != nil, input == nil { throw ValidationError("--far needs a recording (IN); live, give the far end with --play") }
+        if play != nil, mode != .voiceIsolation { throw ValidationError("--play is for --mode voice-isolation") }
+        if play != nil, input != nil { throw ValidationError("--play is for live capture: leave out IN, or give the far end with --far") }
         if let seconds, !(seconds.isFinite && seconds > 0 && seconds <= 86_400) {
             throw ValidationError("--seconds must be between 0 and 86400, not \(seconds)")
         }
@@ -109,15 +117,40 @@ struct Capture: ParsableCommand {
         let rate = ListeningChain.liveRate
         let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: 1, sampleFormat: nil)
         let device = try inputDevice.find()
+        // The far end to play, at the live rate and under the output ceiling: what is played is
+        // exactly what the echo canceller is told was played.
+        var farSignal: [Float]?
+        if let play {
+            let recording = try MonoRecording(path: play)
+            var samples = try Resampler.resample([recording.samples], from: recording.info.sampleRate, to: rate)[0]
+            let limiter = ceiling.guardStage
+            try limiter.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: max(1, samples.count), channelCount: 1))
+            samples.withUnsafeMutableBufferPointer { buffer in
+                var block = AudioBlock(base: buffer.baseAddress!, channelCount: 1, frameCount: buffer.count, channelStride: buffer.count)
+                limiter.process(&block)
+            }
+            farSignal = samples
+        }
+        let speaker = try farSignal.map { _ in try outputDevice.find() }
         installInterruptHandler()
+        // The loudspeaker opens first, so the first far-end block has somewhere to go.
+        let playback = try speaker.map { try DevicePlayback(device: $0, sampleRate: rate, channelCount: 1) }
+        defer { playback?.discard() }
         let capture = try DeviceCapture(device: device, sampleRate: rate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
         defer { capture.close() }
         let chain = try Self.chain(mode, rate: rate)
-        Terminal.note("Capturing from \(device.name) in \(mode.rawValue) mode" + (seconds == nil ? "; Ctrl-C stops" : ""))
-        // The far end is silent live: the chain gets a second, empty channel.
-        let paired = try ChannelMappedSource(capture, channelCount: 2)
-        try Runner(blockFrames: 480, compensateLatency: false, maximumFrames: seconds.map { Int($0 * rate) }, stop: interruptRequested)
-            .run(source: paired, chain: ProcessorChain([SilenceFarEnd(), chain]), sink: FirstChannelSink(sink))
+        let limit = seconds.map { Int($0 * rate) } ?? farSignal.map { $0.count + Int(0.5 * rate) }
+        Terminal.note("Capturing from \(device.name) in \(mode.rawValue) mode"
+            + (speaker.map { ", playing \(play ?? "") through \($0.name) as the far end" } ?? "")
+            + (limit == nil ? "; Ctrl-C stops" : ""))
+        let runner = Runner(blockFrames: 480, compensateLatency: false, maximumFrames: limit, stop: interruptRequested)
+        if let playback, let farSignal {
+            try runner.run(source: PlayedFarEnd(capture: capture, playback: playback, far: farSignal), chain: chain, sink: FirstChannelSink(sink))
+        } else {
+            // No far end: the chain gets a second, empty channel.
+            let paired = try ChannelMappedSource(capture, channelCount: 2)
+            try runner.run(source: paired, chain: ProcessorChain([SilenceFarEnd(), chain]), sink: FirstChannelSink(sink))
+        }
     }
 }
 

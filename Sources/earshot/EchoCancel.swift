@@ -10,8 +10,8 @@ struct EchoCancel: ParsableCommand {
         commandName: "aec",
         abstract: "Echo cancellation: remove the far end (what the loudspeaker played) from the microphone recording.",
         discussion: """
-            SpeexDSP's adaptive filter (MDF) models the echo path over --tail seconds — a \
-            loudspeaker up to 300 ms late and the room — and Earshot's residual echo suppressor \
+            A frequency-domain Kalman filter models the echo path over --tail seconds — a \
+            loudspeaker up to 300 ms late and the room — and a residual echo suppressor \
             lowers what it leaves. Both files are mixed to mono; the far end is resampled to the \
             microphone's rate if they differ (8 to 48 kHz). The output lines up with the microphone.
             """)

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""`earshot capture --mode voice-isolation --play FAR` live through a real sound server.
+
+A private PulseAudio in user mode carries one null sink, `room`: Earshot plays the far end into
+it and records its monitor, so the microphone hears the loudspeaker (through the server's and
+the devices' buffers, the echo path) and, from 9 s on, a near talker that pacat plays into the
+same room. The far end (seeded speech-like syllables at -20 dBFS) plays for 8 s; the near
+talker (other syllables, other pitch, at -26 dBFS) talks from 9 to 12 s, after the far end ends.
+
+Checks: the capture lasts as asked; while the far end plays alone (5-8 s, after the filter has
+had 5 s to learn) the output stays at least 15 dB under the near talker's output level (the
+mode's automatic gain lifts what the canceller leaves), with the near end 6 dB quieter than the
+far end at the microphone, and at least 15 dB further under it than in the control: pacat plays
+the same far end and Earshot captures without --play, knowing no far end. Exit 1 on failure.
+"""
+import argparse, os, subprocess, sys, tempfile, wave
+import numpy as np
+
+from sound_server import SoundServer
+
+RATE = 16_000
+
+
+def active_level(x):
+    frames = (x[: len(x) // 160 * 160].reshape(-1, 160) ** 2).mean(axis=1)
+    level = frames.mean() + 1e-20
+    for _ in range(20):
+        above = frames[frames > level * 10 ** (-1.59)]
+        if not len(above):
+            break
+        level = above.mean()
+    return 10 * np.log10(level)
+
+
+def syllables(seconds, level_dbfs, pitch, seed):
+    rng = np.random.default_rng(seed)
+    total = int(seconds * RATE)
+    x = np.zeros(total)
+    n = 0
+    while n < total - RATE // 4:
+        length = int(rng.uniform(0.12, 0.3) * RATE)
+        t = np.arange(length) / RATE
+        f0 = rng.uniform(*pitch)
+        voice = sum(np.sin(2 * np.pi * f0 * h * t + rng.uniform(0, 6)) * min(1, (500 / (f0 * h)) ** 1.5)
+                    for h in range(1, 30) if f0 * h < RATE / 2)
+        x[n:n + length] = np.sin(np.pi * t / t[-1]) * voice
+        n += length + int(rng.uniform(0.05, 0.2) * RATE)
+    return (x * 10 ** ((level_dbfs - active_level(x)) / 20)).astype(np.float32)
+
+
+def read_wav(path):
+    with wave.open(path) as w:
+        return np.frombuffer(w.readframes(w.getnframes()), dtype="<i2") / 32768, w.getframerate()
+
+
+def capture(earshot, server, data, name, play):
+    """Runs one live capture of 13 s while pacat plays the near talker (and, for the control, the
+    far end); returns the output."""
+    env = dict(server.env, PULSE_SOURCE="room.monitor", PULSE_SINK="room")
+    args = [earshot, "capture", "-o", f"{data}/{name}.wav", "--mode", "voice-isolation", "--seconds", "13"]
+    if play:
+        args += ["--play", f"{data}/far.wav"]
+    run = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    started = run.stderr.readline()
+    players = [subprocess.Popen(["pacat", "--playback", "--device=room", "--raw", "--format=float32le", f"--rate={RATE}",
+                                 "--channels=1", f"{data}/{part}.f32"], env=server.env)
+               for part in (["near"] if play else ["near", "far"])]
+    _, err = run.communicate(timeout=60)
+    for player in players:
+        player.wait(timeout=30)
+    if run.returncode != 0:
+        sys.exit(f"live echo: capture failed (exit {run.returncode}): {started.strip()} {err.strip()}")
+    return read_wav(f"{data}/{name}.wav")
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--earshot", required=True)
+    a = p.parse_args()
+    server = SoundServer(modules=["module-null-sink sink_name=room channels=1 rate=48000"])
+    data = tempfile.mkdtemp(prefix="earshot-echo-")
+    failures = []
+    try:
+        server.start()
+        far = syllables(8, -20, (110, 160), seed=1)
+        far.tofile(f"{data}/far.f32")
+        with wave.open(f"{data}/far.wav", "wb") as w:
+            w.setnchannels(1), w.setsampwidth(2), w.setframerate(RATE)
+            w.writeframes((np.clip(far, -1, 1) * 32767).astype("<i2").tobytes())
+        near = np.concatenate([np.zeros(9 * RATE, np.float32), syllables(3, -26, (190, 260), seed=2)])
+        near.tofile(f"{data}/near.f32")
+        results = {}
+        for name, play in (("cancelled", True), ("control", False)):
+            out, rate = capture(a.earshot, server, data, name, play)
+            seconds = len(out) / rate
+            echo = active_level(out[5 * rate: 8 * rate])
+            talker = active_level(out[int(9.5 * rate): 12 * rate])
+            results[name] = talker - echo
+            print(f"  live echo ({name}): {seconds:.2f} s; far end alone {echo:.1f} dBFS, near talker {talker:.1f} dBFS: "
+                  f"{talker - echo:.1f} dB apart")
+            if abs(seconds - 13) > 0.1:
+                failures.append(f"{name}: the capture lasted {seconds:.2f} s, not 13")
+        if results["cancelled"] < 15:
+            failures.append(f"with --play the echo stayed only {results['cancelled']:.1f} dB under the near talker")
+        if results["cancelled"] - results["control"] < 15:
+            failures.append(f"with --play the echo went only {results['cancelled'] - results['control']:.1f} dB further under "
+                            "the near talker than without")
+    finally:
+        server.stop()
+    if failures:
+        print("live echo FAILED:\n  " + "\n  ".join(failures))
+        sys.exit(1)
+    print("live echo passed")
+
+
+if __name__ == "__main__":
+    main()
