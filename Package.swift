@@ -65,7 +65,7 @@ let package = Package(
         .target(
             name: "EarshotHub",
             dependencies: [
-                "EarshotCore", "EarshotAudiometry", "CMosquitto", "CDNSSD", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
+                "EarshotCore", "EarshotAudiometry", "EarshotCapture", "CMosquitto", "CDNSSD", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

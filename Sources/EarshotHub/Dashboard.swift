@@ -41,7 +41,7 @@ enum Dashboard {
 </head>
 <body>
 <header><h1>Earshot</h1><span id="status">not connected</span>
-  <nav><a href="/">Events</a> · <a href="/hearing-test">Hearing test</a></nav></header>
+  <nav><a href="/">Events</a> · <a href="/hearing-test">Hearing test</a> · <a href="/soundcheck">Sound check</a></nav></header>
 <form id="login" class="hidden">
   <label>Token <input id="token" type="password" autocomplete="off" size="36"></label>
   <button>Connect</button>

@@ -31,7 +31,7 @@ enum HearingTestPage {
 </style>
 </head>
 <body>
-<header><h1>Hearing test</h1><nav><a href="/">Events</a> · <a href="/hearing-test">Hearing test</a></nav></header>
+<header><h1>Hearing test</h1><nav><a href="/">Events</a> · <a href="/hearing-test">Hearing test</a> · <a href="/soundcheck">Sound check</a></nav></header>
 <p id="problem" class="error hidden"></p>
 
 <form id="login" class="hidden">

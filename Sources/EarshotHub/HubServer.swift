@@ -172,6 +172,39 @@ public struct Hub: Sendable {
             try self.authorize(request)
             return Self.json(await self.hearingTest.cancel())
         }
+        router.get("/soundcheck") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/html; charset=utf-8"], body: .init(byteBuffer: ByteBuffer(string: SoundCheckPage.html)))
+        }
+        router.post("/api/soundcheck") { request, _ in
+            try self.authorize(request)
+            let query = request.uri.queryParameters
+            let rate: Double, roomTone: Double
+            do {
+                (rate, roomTone) = try SoundCheckDesk.parameters(rate: query["rate"].map(String.init), roomTone: query["roomTone"].map(String.init))
+            } catch let error as HubRequestError {
+                throw HTTPError(.badRequest, message: error.message)
+            }
+            var request = request
+            let limit = SoundCheckDesk.maximumBytes(rate: rate)
+            guard let body = try? await request.collectBody(upTo: limit) else {
+                throw HTTPError(.contentTooLarge, message: "a take is at most \(Int(SoundCheckDesk.longestSeconds)) s: the body is larger than \(limit) bytes or incomplete")
+            }
+            let bytes = Array(body.readableBytesView)
+            // Seconds of analysis: off the event loop.
+            let outcome = await Task.detached { () -> Result<String, HubRequestError> in
+                do {
+                    return .success(try SoundCheckDesk.check(bytes, rate: rate, roomToneSeconds: roomTone))
+                } catch let error as HubRequestError {
+                    return .failure(error)
+                } catch {
+                    return .failure(HubRequestError("the take could not be checked: \(error)"))
+                }
+            }.value
+            switch outcome {
+            case .success(let json): return Self.json(json)
+            case .failure(let error): throw HTTPError(.badRequest, message: error.message)
+            }
+        }
         router.get("/api/live") { _, _ -> Response in
             throw HTTPError(.upgradeRequired, message: "/api/live is a WebSocket")
         }

@@ -72,12 +72,14 @@ final class RunningHub: @unchecked Sendable {
         var body: String
     }
 
-    func request(_ method: HTTPMethod, _ path: String, token: String? = nil, headers: [(String, String)] = [], body: String? = nil) async throws -> Reply {
+    func request(_ method: HTTPMethod, _ path: String, token: String? = nil, headers: [(String, String)] = [], body: String? = nil,
+                 bytes: [UInt8]? = nil) async throws -> Reply {
         var request = HTTPClientRequest(url: url + path)
         request.method = method
         if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(string: body)) }
+        if let bytes { request.body = .bytes(ByteBuffer(bytes: bytes)) }
         let response = try await client.execute(request, timeout: .seconds(30))
         return Reply(status: response.status.code, body: String(buffer: try await response.body.collect(upTo: 16 << 20)))
     }

@@ -15,6 +15,9 @@ A private PulseAudio carries the live path's sinks (`room`, whose monitor is the
   left, 45 dB HL right at 1 kHz) who "hears" by recording `ears.monitor`: each tone's ear and
   level are measured from what the hub actually played, turned into dB HL with the calibration,
   and answered with the keyboard. The stored audiogram must come out at those thresholds.
+- runs the sound check on the page with Chromium's microphone fed a known take (room tone, then
+  voiced syllables at -20 dBFS over 50 Hz mains hum 20 dB under them): the hum must be found and
+  the speech level read within 3 dB; then checks a clipped recording opened from a file.
 
 Screenshots of every page go to --screenshots. Exit 1 on failure.
 """
@@ -245,6 +248,59 @@ def hearing_test(page, url, server, screenshots):
     return int(page.inner_text("#testId"))
 
 
+def voice(seconds, quiet_seconds, level_dbfs, rate, seed):
+    """Room tone (-60 dBFS), then voiced syllables at `level_dbfs` (active level)."""
+    rng = np.random.default_rng(seed)
+    total, start = int(seconds * rate), int(quiet_seconds * rate)
+    x = np.zeros(total)
+    n = start
+    while n < total - rate // 4:
+        length = int(rng.uniform(0.12, 0.3) * rate)
+        t = np.arange(length) / rate
+        f0 = rng.uniform(110, 200)
+        x[n:n + length] = np.sin(np.pi * t / t[-1]) * sum(np.sin(2 * np.pi * f0 * h * t) * min(1, (500 / (f0 * h)) ** 1.5)
+                                                          for h in range(1, 30) if f0 * h < rate / 2)
+        n += length + int(rng.uniform(0.05, 0.2) * rate)
+    frames = (x[start: start + (total - start) // 160 * 160].reshape(-1, 160) ** 2).mean(axis=1)
+    level = frames.mean()
+    for _ in range(20):
+        level = frames[frames > level * 10 ** (-1.59)].mean()
+    return x * 10 ** ((level_dbfs - 10 * np.log10(level)) / 20) + 0.001 * rng.standard_normal(total)
+
+
+def write_wav(path, x, rate):
+    import wave
+    with wave.open(path, "wb") as out:
+        out.setnchannels(1); out.setsampwidth(2); out.setframerate(rate)
+        out.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
+
+
+def sound_check(page, url, work, screenshots):
+    """The browser's microphone is Chromium's fake device playing `microphone.wav`."""
+    print("sound check")
+    page.goto(url + "/soundcheck")
+    page.select_option("#seconds", "5")
+    page.click("#record")
+    page.wait_for_selector("#result:not(.hidden)", timeout=40000)
+    kinds = page.eval_on_selector_all("#problems .problem", "els => els.map(e => e.dataset.kind)")
+    number = lambda key: page.inner_text(f'#metrics tr[data-metric="{key}"] td.number')
+    print(f"  recorded: problems {kinds}, speech {number('speechLevelDBFS')} dBFS, hum {number('humHz')}, SNR {number('snrDB')} dB")
+    check("hum" in kinds and number("humHz") == "50", "the sound check finds the 50 Hz hum under the voice")
+    check(abs(float(number("speechLevelDBFS")) + 20) <= 3, f"the speech level reads {number('speechLevelDBFS')} dBFS (played at -20)")
+    check(page.inner_text("#verdict").startswith("Fix"), "the verdict says what to fix")
+    check(all(page.inner_text(f"#problems .problem[data-kind='{k}']").count("→") == 1 for k in kinds), "each problem carries one fix")
+    check(page.query_selector("#chart svg") is not None, "the chart is drawn")
+    check((page.get_attribute("#take", "src") or "").startswith("blob:"), "the take can be played back")
+    page.screenshot(path=f"{screenshots}/soundcheck-recorded.png", full_page=True)
+    page.set_input_files("#file", f"{work}/clipped.wav")
+    try:
+        page.wait_for_selector("#problems .problem[data-kind='clipping']", timeout=40000)
+        check(True, "a clipped recording opened from a file is found clipping")
+    except Exception:
+        check(False, f"a clipped recording opened from a file is found clipping (the page says: {page.inner_text('#problem')!r})")
+    page.screenshot(path=f"{screenshots}/soundcheck-file.png", full_page=True)
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--earshot", required=True)
@@ -282,7 +338,14 @@ def main():
         hub, url, token = start_hub(earshot, f"{work}/hub", profile, dict(server.env, PULSE_SINK="ears"))
         procs.append(hub)
         playwright = sync_playwright().start()
-        browser = playwright.chromium.launch(executable_path=a.chromium, args=["--no-sandbox"])
+        # The page's microphone: a take with 50 Hz hum under the voice (looped by Chromium).
+        take = voice(14, 2.8, -20, 48_000, seed=7)
+        take += 0.012 * np.sin(2 * np.pi * 50 * np.arange(len(take)) / 48_000)
+        write_wav(f"{work}/microphone.wav", take, 48_000)
+        write_wav(f"{work}/clipped.wav", np.clip(voice(6, 1, -12, 16_000, seed=8) * 4, -0.25, 0.25), 16_000)
+        browser = playwright.chromium.launch(executable_path=a.chromium, args=[
+            "--no-sandbox", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+            f"--use-file-for-fake-audio-capture={work}/microphone.wav"])
         page = browser.new_context(viewport={"width": 1100, "height": 1200}).new_page()
         page.goto(f"{url}/#token={token}")
         idle_view(page)
@@ -298,6 +361,7 @@ def main():
         events_and_quiet(page, url, token, a.screenshots)
         not_my_doorbell(page, earshot, work, url, token, a.screenshots)
         test_id = hearing_test(page, url, server, a.screenshots)
+        sound_check(page, url, work, a.screenshots)
         browser.close()
         playwright.stop()
         shown = subprocess.run([earshot, "audiogram", "show", str(test_id), "--db", f"{work}/hub/results.sqlite"],
