@@ -195,7 +195,7 @@ func captureRows(_ table: inout Table) throws {
     for (rate, block) in [(16_000.0, 64), (16_000.0, 160), (48_000.0, 64), (48_000.0, 480)] {
         let deadline = Double(block) / rate
         let echo = try measure({ EchoCanceller() }, rate: rate, channels: 2, block: block)
-        table.add("Echo canceller (MDF + residual echo suppressor), \(Int(rate / 1000)) kHz, \(block)-sample blocks", realTimeFactor: echo.realTimeFactor,
+        table.add("Echo canceller (Kalman filter + residual echo suppressor), \(Int(rate / 1000)) kHz, \(block)-sample blocks", realTimeFactor: echo.realTimeFactor,
                   String(format: "worst block %.0f µs = %.1f %% of its %.2f ms; ", echo.worstBlockSeconds * 1e6,
                          100 * echo.worstBlockSeconds / deadline, deadline * 1000) + allocationNote(echo.allocations))
     }

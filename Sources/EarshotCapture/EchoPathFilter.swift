@@ -37,46 +37,49 @@ final class EchoPathFilter {
 
     private let fft: RealFFT
     private let bins: Int
-    // Per partition and bin (partition-major): far-end spectra as a ring (newest at `head`),
-    // the response, and its uncertainty. Complex values as separate real and imaginary parts.
-    private var farRe: [Float], farIm: [Float]
-    private var wRe: [Float], wIm: [Float]
-    private var uncertainty: [Float]
-    private var farPower: [Float]
+    // One allocation, made in init, for everything a block touches (the audio path must not
+    // allocate, and plain pointers keep the per-bin loops free of checks). Per partition and
+    // bin, partition-major: far-end spectra as a ring (newest at `head`) and their power, the
+    // response, and its uncertainty; complex values as separate real and imaginary parts.
+    private let storage: UnsafeMutablePointer<Float>
+    private let farRe, farIm, farPower, wRe, wIm, uncertainty: UnsafeMutablePointer<Float>
+    // Per bin: this block's error spectrum, its smoothed power, and the error the filter expects.
+    private let errorRe, errorIm, errorPower, expected: UnsafeMutablePointer<Float>
+    /// The last two far-end blocks (overlap-save).
+    private let farWindow: UnsafeMutablePointer<Float>
+    private let cells: Int
     private var head = 0
     // Block energies of the microphone and the error, smoothed, and the microphone's recent peak.
     private var micLevel: Float = 0, errorLevel: Float = 0, micPeak: Float = 0
     private var converged = false
     private var staleCount = 0
-    private var farWindow: [Float]
-    private var errorRe: [Float], errorIm: [Float], errorPower: [Float], expected: [Float]
 
     init(blockSize: Int, partitions: Int) {
         self.blockSize = blockSize
         self.partitions = max(1, partitions)
         fft = RealFFT(size: 2 * blockSize)
         bins = blockSize + 1
-        let cells = self.partitions * bins
-        farRe = [Float](repeating: 0, count: cells)
-        farIm = [Float](repeating: 0, count: cells)
-        wRe = [Float](repeating: 0, count: cells)
-        wIm = [Float](repeating: 0, count: cells)
-        uncertainty = [Float](repeating: Self.initialUncertainty, count: cells)
-        farPower = [Float](repeating: 0, count: cells)
-        farWindow = [Float](repeating: 0, count: 2 * blockSize)
-        errorRe = [Float](repeating: 0, count: bins)
-        errorIm = [Float](repeating: 0, count: bins)
-        errorPower = [Float](repeating: 0, count: bins)
-        expected = [Float](repeating: 0, count: bins)
+        cells = self.partitions * bins
+        let total = 6 * cells + 4 * bins + 2 * blockSize
+        storage = .allocate(capacity: total)
+        storage.initialize(repeating: 0, count: total)
+        var next = storage
+        func take(_ count: Int) -> UnsafeMutablePointer<Float> {
+            defer { next += count }
+            return next
+        }
+        farRe = take(cells); farIm = take(cells); farPower = take(cells)
+        wRe = take(cells); wIm = take(cells); uncertainty = take(cells)
+        errorRe = take(bins); errorIm = take(bins); errorPower = take(bins); expected = take(bins)
+        farWindow = take(2 * blockSize)
+        reset()
     }
 
+    deinit { storage.deallocate() }
+
     func reset() {
-        for i in farRe.indices {
-            farRe[i] = 0; farIm[i] = 0; wRe[i] = 0; wIm[i] = 0; farPower[i] = 0
-            uncertainty[i] = Self.initialUncertainty
-        }
-        for i in farWindow.indices { farWindow[i] = 0 }
-        for k in 0..<bins { errorPower[k] = 0 }
+        storage.update(repeating: 0, count: 6 * cells + 4 * bins + 2 * blockSize)
+        uncertainty.update(repeating: Self.initialUncertainty, count: cells)
         head = 0
         micLevel = 0; errorLevel = 0; micPeak = 0
         converged = false
@@ -86,34 +89,76 @@ final class EchoPathFilter {
     /// One block: `error` = `mic` − the echo the filter predicts from `far`; then the filter learns.
     func cancel(mic: UnsafeBufferPointer<Float>, far: UnsafeBufferPointer<Float>, error: UnsafeMutableBufferPointer<Float>) {
         let b = blockSize, bins = self.bins, parts = partitions
+        let time = fft.time.baseAddress!, spectrum = fft.spectrum.baseAddress!
         // The newest far-end spectrum: the last two blocks, overlap-save.
         for i in 0..<b { farWindow[i] = farWindow[i + b]; farWindow[i + b] = far[i] }
-        for i in 0..<(2 * b) { fft.time[i] = farWindow[i] }
+        time.update(from: farWindow, count: 2 * b)
         fft.forward()
         head = (head + parts - 1) % parts
-        let base = head * bins
+        let newest = head * bins
         for k in 0..<bins {
-            let re = fft.spectrum[2 * k], im = fft.spectrum[2 * k + 1]
-            farRe[base + k] = re; farIm[base + k] = im
-            farPower[base + k] = re * re + im * im
+            let re = spectrum[2 * k], im = spectrum[2 * k + 1]
+            farRe[newest + k] = re; farIm[newest + k] = im
+            farPower[newest + k] = re * re + im * im
         }
         // The echo estimate: Σ_p X_{n−p} W_p; its last block is the linear convolution.
-        for k in 0..<(2 * bins) { fft.spectrum[k] = 0 }
+        spectrum.update(repeating: 0, count: 2 * bins)
         for p in 0..<parts {
-            let x = ((head + p) % parts) * bins, w = p * bins
+            let xr = farRe + ((head + p) % parts) * bins, xi = farIm + ((head + p) % parts) * bins
+            let wr = wRe + p * bins, wi = wIm + p * bins
             for k in 0..<bins {
-                let xr = farRe[x + k], xi = farIm[x + k], wr = wRe[w + k], wi = wIm[w + k]
-                fft.spectrum[2 * k] += xr * wr - xi * wi
-                fft.spectrum[2 * k + 1] += xr * wi + xi * wr
+                spectrum[2 * k] += xr[k] * wr[k] - xi[k] * wi[k]
+                spectrum[2 * k + 1] += xr[k] * wi[k] + xi[k] * wr[k]
             }
         }
         fft.inverse()
         var micEnergy: Float = 0, errorEnergy: Float = 0
         for i in 0..<b {
-            error[i] = mic[i] - fft.time[b + i]
+            error[i] = mic[i] - time[b + i]
             micEnergy += mic[i] * mic[i]
             errorEnergy += error[i] * error[i]
         }
+        trackStaleness(micEnergy: micEnergy, errorEnergy: errorEnergy)
+        time.update(repeating: 0, count: b)
+        for i in 0..<b { time[b + i] = error[i] }
+        fft.forward()
+        let a = Self.errorSmoothing, scale: Float = 0.5
+        for k in 0..<bins {
+            errorRe[k] = spectrum[2 * k]; errorIm[k] = spectrum[2 * k + 1]
+            errorPower[k] = a * errorPower[k] + (1 - a) * (errorRe[k] * errorRe[k] + errorIm[k] * errorIm[k])
+            expected[k] = errorPower[k] + 1e-10
+        }
+        // What the uncertainty alone would leave in the error.
+        for p in 0..<parts {
+            let x2 = farPower + ((head + p) % parts) * bins, u = uncertainty + p * bins
+            for k in 0..<bins { expected[k] += scale * x2[k] * u[k] }
+        }
+        let keep = Self.transition * Self.transition
+        for p in 0..<parts {
+            let x = ((head + p) % parts) * bins
+            let xr = farRe + x, xi = farIm + x, x2 = farPower + x
+            let wr = wRe + p * bins, wi = wIm + p * bins, u = uncertainty + p * bins
+            // Kalman gain times the error, per bin: μ conj(X) E.
+            for k in 0..<bins {
+                let mu = u[k] / expected[k]
+                spectrum[2 * k] = mu * (xr[k] * errorRe[k] + xi[k] * errorIm[k])
+                spectrum[2 * k + 1] = mu * (xr[k] * errorIm[k] - xi[k] * errorRe[k])
+                u[k] *= keep * (1 - scale * mu * x2[k])
+            }
+            // Constrained to one block of response: a circular wrap would smear the echo.
+            fft.inverse()
+            (time + b).update(repeating: 0, count: b)
+            fft.forward()
+            for k in 0..<bins {
+                wr[k] += spectrum[2 * k]
+                wi[k] += spectrum[2 * k + 1]
+                u[k] += (1 - keep) * (wr[k] * wr[k] + wi[k] * wi[k])
+            }
+        }
+    }
+
+    /// A filter that had converged and now adds echo has lost its path: it learns anew.
+    private func trackStaleness(micEnergy: Float, errorEnergy: Float) {
         micLevel = 0.7 * micLevel + 0.3 * micEnergy
         errorLevel = 0.7 * errorLevel + 0.3 * errorEnergy
         micPeak = max(micLevel, 0.999 * micPeak)
@@ -126,41 +171,7 @@ final class EchoPathFilter {
         if converged, staleCount >= Self.staleBlocks {
             converged = false
             staleCount = 0
-            for i in uncertainty.indices { uncertainty[i] = max(uncertainty[i], Self.initialUncertainty) }
-        }
-        for i in 0..<b { fft.time[i] = 0; fft.time[b + i] = error[i] }
-        fft.forward()
-        let a = Self.errorSmoothing, scale: Float = 0.5
-        for k in 0..<bins {
-            errorRe[k] = fft.spectrum[2 * k]; errorIm[k] = fft.spectrum[2 * k + 1]
-            errorPower[k] = a * errorPower[k] + (1 - a) * (errorRe[k] * errorRe[k] + errorIm[k] * errorIm[k])
-            expected[k] = errorPower[k] + 1e-10
-        }
-        // What the uncertainty alone would leave in the error.
-        for p in 0..<parts {
-            let x = ((head + p) % parts) * bins, w = p * bins
-            for k in 0..<bins { expected[k] += scale * farPower[x + k] * uncertainty[w + k] }
-        }
-        let keep = Self.transition * Self.transition
-        for p in 0..<parts {
-            let x = ((head + p) % parts) * bins, w = p * bins
-            // Kalman gain times the error, per bin: μ conj(X) E.
-            for k in 0..<bins {
-                let mu = uncertainty[w + k] / expected[k]
-                let xr = farRe[x + k], xi = farIm[x + k], er = errorRe[k], ei = errorIm[k]
-                fft.spectrum[2 * k] = mu * (xr * er + xi * ei)
-                fft.spectrum[2 * k + 1] = mu * (xr * ei - xi * er)
-                uncertainty[w + k] *= keep * (1 - scale * mu * farPower[x + k])
-            }
-            // Constrained to one block of response: a circular wrap would smear the echo.
-            fft.inverse()
-            for i in b..<(2 * b) { fft.time[i] = 0 }
-            fft.forward()
-            for k in 0..<bins {
-                wRe[w + k] += fft.spectrum[2 * k]
-                wIm[w + k] += fft.spectrum[2 * k + 1]
-                uncertainty[w + k] += (1 - keep) * (wRe[w + k] * wRe[w + k] + wIm[w + k] * wIm[w + k])
-            }
+            for i in 0..<cells { uncertainty[i] = max(uncertainty[i], Self.initialUncertainty) }
         }
     }
 }
