@@ -106,6 +106,30 @@ import Testing
         #expect(erle(12.5...15.5) > 20, "after the loudspeaker moved: ERLE \(erle(12.5...15.5)) dB")
     }
 
+    /// The far end through a loudspeaker whose clock runs `ppm` fast, `delaySeconds` late: each
+    /// microphone sample reads the far end a little earlier (linear interpolation).
+    func drifted(_ far: [Float], ppm: Double, delaySeconds: Double) -> [Float] {
+        far.indices.map { n in
+            let t = Double(n) / (1 + ppm * 1e-6) - delaySeconds * rate
+            let i = Int(t.rounded(.down)), f = Float(t - Double(i))
+            guard i >= 0, i + 1 < far.count else { return 0 }
+            return 0.7 * ((1 - f) * far[i] + f * far[i + 1])
+        }
+    }
+
+    @Test func readsClockDriftAndNotAMovedLoudspeaker() {
+        let far = talker(seconds: 30, seed: 6)
+        let noisy = { (x: [Float]) in zip(x, noise(count: x.count, seed: 7, amplitude: 0.002)).map { $0 + $1 } }
+        let fast = EchoDelay.drift(mic: noisy(drifted(far, ppm: 100, delaySeconds: 0.08)), far: far, sampleRate: rate)
+        #expect(fast.map { abs($0 - 100e-6) < 10e-6 } == true, "100 ppm read as \((fast ?? .nan) * 1e6) ppm")
+        let slow = EchoDelay.drift(mic: noisy(drifted(far, ppm: -60, delaySeconds: 0.2)), far: far, sampleRate: rate)
+        #expect(slow.map { abs($0 + 60e-6) < 10e-6 } == true, "-60 ppm read as \((slow ?? .nan) * 1e6) ppm")
+        #expect(EchoDelay.drift(mic: noisy(drifted(far, ppm: 0, delaySeconds: 0.08)), far: far, sampleRate: rate) == nil)
+        // The loudspeaker moved from 80 to 200 ms half way: a jump, not a clock.
+        let half = far.count / 2, near = drifted(far, ppm: 0, delaySeconds: 0.08), away = drifted(far, ppm: 0, delaySeconds: 0.2)
+        #expect(EchoDelay.drift(mic: noisy(Array(near[..<half] + away[half...])), far: far, sampleRate: rate) == nil)
+    }
+
     @Test func refusesWhatItCannotServe() {
         #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: 64, channelCount: 1)) }
         #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 96_000, maximumBlockFrames: 64, channelCount: 2)) }
