@@ -146,7 +146,7 @@ eval-soundcheck: release venv
 # only, double talk, a changed echo path and 100 ppm of clock drift; against SpeexDSP's MDF with
 # its preprocessor and WebRTC's AEC3 (the livekit wheel, for evaluation only) in the same run.
 eval-capture: release venv
-	$(VENV)/bin/pip install -q livekit==1.2.1
+	$(VENV)/bin/pip install -q livekit==1.2.1 speechmos==0.0.1.1
 	$(PYTHON) eval/capture/evaluate.py --earshot .build/release/earshot --data ../shared/data
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data

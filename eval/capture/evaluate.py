@@ -14,6 +14,10 @@ over the near talker, real room noise 35 dB under the echo. Five kinds of scene:
                2 s after the change, and the time to reach 10 dB again
   drift        30 s far-only with the loudspeaker's clock 100 ppm fast: ERLE over the last 10 s
 
+AECMOS (Microsoft's model of echo-cancellation MOS, the `speechmos` wheel, which carries its ONNX
+models): the echo rating on far-end-only scenes (6-12 s, far-end single talk) and the echo and
+degradation ratings on double talk (12-20 s).
+
 Systems: Earshot (`earshot aec`), SpeexDSP's MDF with its preprocessor's residual echo and noise
 suppression (libspeexdsp through ctypes, 10 ms frames, the same 0.5 s tail), and WebRTC's AEC3
 (the `livekit` wheel's audio processing module, echo cancellation only; evaluation only).
@@ -179,6 +183,14 @@ def convergence(mic, out, start, end, target=10.0, window=0.5):
     return float("nan")
 
 
+def aecmos(far, mic, out, start, end, talk):
+    """(echo MOS, degradation MOS) of `out` over [start, end): talk is 'st' (far end alone) or 'dt'."""
+    from speechmos import aecmos as model
+    clip = lambda x: np.clip(np.asarray(x[start:end], dtype=np.float64), -1, 1)
+    scores = model.run({"lpb": clip(far), "mic": clip(mic), "enh": clip(out)}, RATE, talk_type=talk)
+    return scores["echo_mos"], scores["deg_mos"]
+
+
 def pesq_near(near, out, start, end):
     from pesq import pesq
     try:
@@ -209,23 +221,26 @@ def main():
             out = system(mic, far)
             r = rows[name].setdefault(kind, [])
             if kind == "far-only":
-                r.append((erle(mic, out, 6 * RATE, 12 * RATE), convergence(mic, out, 0, 12 * RATE)))
+                r.append((erle(mic, out, 6 * RATE, 12 * RATE), convergence(mic, out, 0, 12 * RATE),
+                          aecmos(far, mic, out, 6 * RATE, 12 * RATE, "st")[0]))
             elif kind == "near-only":
                 r.append((pesq_near(near, out, 0, 8 * RATE), level(near) - level(out)))
             elif kind == "double-talk":
-                r.append((pesq_near(near, out, 12 * RATE, 20 * RATE), level(near[12 * RATE:]) - level(out[12 * RATE:])))
+                r.append((pesq_near(near, out, 12 * RATE, 20 * RATE), level(near[12 * RATE:]) - level(out[12 * RATE:]),
+                          *aecmos(far, mic, out, 12 * RATE, 20 * RATE, "dt")))
             elif kind == "path-change":
                 r.append((erle(mic, out, 10 * RATE, 12 * RATE), convergence(mic, out, 10 * RATE, 20 * RATE)))
             else:
                 r.append((erle(mic, out, 20 * RATE, 30 * RATE),))
     clean_dt = [pesq_near(s["near"], s["mic"], 12 * RATE, 20 * RATE) for s in scenes(bank, seed=args.seed, per_kind=args.per_kind) if s["kind"] == "double-talk"]
     print(f"\n## Echo cancellation: {args.per_kind} scenes of each kind, {'development' if args.split == 'dev' else 'training'} speakers, seed {args.seed}\n")
-    print("| system | ERLE far-only (dB) | convergence (s) | near-only PESQ | near-only loss (dB) | double-talk PESQ | double-talk loss (dB) | ERLE after a path change (dB) | re-convergence (s) | ERLE with 100 ppm drift (dB) |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| system | ERLE far-only (dB) | convergence (s) | AECMOS echo far-only | near-only PESQ | near-only loss (dB) | double-talk PESQ | double-talk loss (dB) | AECMOS echo / degradation double talk | ERLE after a path change (dB) | re-convergence (s) | ERLE with 100 ppm drift (dB) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|")
     for name, r in rows.items():
         m = lambda kind, i: np.nanmedian([v[i] for v in r[kind]])
-        print(f"| {name} | {m('far-only', 0):.1f} | {m('far-only', 1):.1f} | {m('near-only', 0):.2f} | {m('near-only', 1):.1f} | "
-              f"{m('double-talk', 0):.2f} | {m('double-talk', 1):.1f} | {m('path-change', 0):.1f} | {m('path-change', 1):.1f} | {m('drift', 0):.1f} |")
+        print(f"| {name} | {m('far-only', 0):.1f} | {m('far-only', 1):.1f} | {m('far-only', 2):.2f} | {m('near-only', 0):.2f} | {m('near-only', 1):.1f} | "
+              f"{m('double-talk', 0):.2f} | {m('double-talk', 1):.1f} | {m('double-talk', 2):.2f} / {m('double-talk', 3):.2f} | "
+              f"{m('path-change', 0):.1f} | {m('path-change', 1):.1f} | {m('drift', 0):.1f} |")
     print(f"\nmedians over scenes; the microphone itself in double talk: PESQ {np.nanmedian(clean_dt):.2f}")
     agc_report(args.earshot, bank)
 
