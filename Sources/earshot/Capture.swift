@@ -115,8 +115,6 @@ struct Capture: ParsableCommand {
 
     func captureLive() throws {
         let rate = ListeningChain.liveRate
-        let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: 1, sampleFormat: nil)
-        let device = try inputDevice.find()
         // The far end to play, at the live rate and under the output ceiling: what is played is
         // exactly what the echo canceller is told was played.
         var farSignal: [Float]?
@@ -131,7 +129,9 @@ struct Capture: ParsableCommand {
             }
             farSignal = samples
         }
+        let device = try inputDevice.find()
         let speaker = try farSignal.map { _ in try outputDevice.find() }
+        let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: 1, sampleFormat: nil)
         installInterruptHandler()
         // The loudspeaker opens first, so the first far-end block has somewhere to go.
         let playback = try speaker.map { try DevicePlayback(device: $0, sampleRate: rate, channelCount: 1) }
