@@ -3,19 +3,9 @@
 /// `/api/live` for the level meter, spectrum and spectrogram, lists the enrolled sounds from
 /// `/api/sounds`, and sets snooze and quiet hours through `/api/settings`.
 enum Dashboard {
-    static let html = #"""
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Earshot</title>
-<style>
-  :root { font-family: system-ui, sans-serif; color-scheme: light dark; --alert: #d0342c; --quiet: #8888; }
+    static let html = HubPage.head(title: "Earshot", style: #"""
+  :root { --alert: #d0342c; --quiet: #8888; }
   body { margin: 0 auto; max-width: 60rem; padding: 1rem; }
-  header { display: flex; align-items: baseline; gap: 1rem; flex-wrap: wrap; }
-  header nav { margin-left: auto; }
-  h1 { font-size: 1.4rem; margin: 0; }
   h2 { font-size: 1.05rem; margin: 1.2rem 0 .5rem; }
   #status { font-size: .9rem; opacity: .8; }
   form, .row { margin: .6rem 0; display: flex; gap: .5rem; flex-wrap: wrap; align-items: center; }
@@ -24,7 +14,6 @@ enum Dashboard {
   tr.alert td:first-child { font-weight: 600; color: var(--alert); }
   tr.quiet { opacity: .55; }
   .badge { font-size: .75rem; border: 1px solid currentColor; border-radius: .6rem; padding: 0 .4rem; margin-left: .4rem; }
-  .hidden { display: none !important; }
   #live { position: relative; display: grid; grid-template-columns: 2.2rem 1fr; gap: .5rem; border: 2px solid transparent; border-radius: .4rem; padding: .3rem; }
   #live.alerting { border-color: var(--alert); }
   #meter { position: relative; background: #8882; border-radius: .2rem; height: 16rem; }
@@ -37,11 +26,10 @@ enum Dashboard {
   #quietState { font-size: .9rem; }
   button.reject { font-size: .8rem; margin-left: .5rem; }
   .note { font-size: .8rem; margin-left: .5rem; opacity: .8; }
-</style>
-</head>
+"""#) + #"""
 <body>
 <header><h1>Earshot</h1><span id="status">not connected</span>
-  <nav><a href="/">Events</a> · <a href="/hearing-test">Hearing test</a> · <a href="/soundcheck">Sound check</a></nav></header>
+  \#(HubPage.navigation)</header>
 <form id="login" class="hidden">
   <label>Token <input id="token" type="password" autocomplete="off" size="36"></label>
   <button>Connect</button>

@@ -2,21 +2,9 @@
 /// the person at the hub machine. The hub plays each tone on its own output, calibrated; the
 /// page never learns which ear or level was played, only that it is time to answer.
 enum HearingTestPage {
-    static let html = #"""
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Earshot · hearing test</title>
-<style>
-  :root { font-family: system-ui, sans-serif; color-scheme: light dark; }
+    static let html = HubPage.head(title: "Earshot · hearing test", style: #"""
   body { margin: 0 auto; max-width: 44rem; padding: 1rem; line-height: 1.45; }
-  header { display: flex; align-items: baseline; gap: 1rem; }
-  header nav { margin-left: auto; }
-  h1 { font-size: 1.4rem; margin: 0; }
   section { margin-top: 1rem; }
-  .hidden { display: none !important; }
   label { display: block; margin: .5rem 0; }
   .answers { display: flex; gap: 1rem; margin: 1.5rem 0; }
   .answers button { flex: 1; font-size: 1.3rem; padding: 1.2rem .5rem; border-radius: .6rem; }
@@ -28,10 +16,9 @@ enum HearingTestPage {
   table { border-collapse: collapse; }
   td, th { padding: .2rem .6rem; border-bottom: 1px solid #8884; text-align: right; }
   .error { color: #d0342c; }
-</style>
-</head>
+"""#) + #"""
 <body>
-<header><h1>Hearing test</h1><nav><a href="/">Events</a> · <a href="/hearing-test">Hearing test</a> · <a href="/soundcheck">Sound check</a></nav></header>
+<header><h1>Hearing test</h1>\#(HubPage.navigation)</header>
 <p id="problem" class="error hidden"></p>
 
 <form id="login" class="hidden">

@@ -4,21 +4,9 @@
 /// The browser's own echo cancellation, noise suppression and gain are turned off: they would
 /// hide exactly what the check is for.
 enum SoundCheckPage {
-    static let html = #"""
-<!doctype html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<title>Earshot · sound check</title>
-<style>
-  :root { font-family: system-ui, sans-serif; color-scheme: light dark; }
+    static let html = HubPage.head(title: "Earshot · sound check", style: #"""
   body { margin: 0 auto; max-width: 52rem; padding: 1rem; line-height: 1.45; }
-  header { display: flex; align-items: baseline; gap: 1rem; }
-  header nav { margin-left: auto; }
-  h1 { font-size: 1.4rem; margin: 0; }
   section { margin-top: 1rem; }
-  .hidden { display: none !important; }
   label { display: block; margin: .5rem 0; }
   #prompt { font-size: 1.6rem; text-align: center; margin: 1.5rem 0; min-height: 2.2rem; }
   #progress { height: .35rem; background: #4fb3d9; width: 0; }
@@ -32,10 +20,9 @@ enum SoundCheckPage {
   .problem { margin: .6rem 0; padding: .5rem .7rem; border-left: .25rem solid #d0342c; background: #d0342c12; }
   .problem b { text-transform: capitalize; }
   .error { color: #d0342c; }
-</style>
-</head>
+"""#) + #"""
 <body>
-<header><h1>Sound check</h1><nav><a href="/">Events</a> · <a href="/hearing-test">Hearing test</a> · <a href="/soundcheck">Sound check</a></nav></header>
+<header><h1>Sound check</h1>\#(HubPage.navigation)</header>
 <p id="problem" class="error hidden"></p>
 
 <form id="login" class="hidden">

@@ -25,6 +25,7 @@ import argparse, json, os, re, shutil, subprocess, sys, tempfile, time, urllib.r
 import numpy as np
 
 from sound_server import PROBE_MODULES, RATE, SoundServer
+from test_signals import syllables
 
 # Float samples: a 16-bit sink would round the softest tones (0 dB HL is about -93 dBFS here).
 EARS_MODULE = f"module-null-sink sink_name=ears format=float32le channels=2 rate={RATE} channel_map=front-left,front-right"
@@ -251,21 +252,9 @@ def hearing_test(page, url, server, screenshots):
 def voice(seconds, quiet_seconds, level_dbfs, rate, seed):
     """Room tone (-60 dBFS), then voiced syllables at `level_dbfs` (active level)."""
     rng = np.random.default_rng(seed)
-    total, start = int(seconds * rate), int(quiet_seconds * rate)
-    x = np.zeros(total)
-    n = start
-    while n < total - rate // 4:
-        length = int(rng.uniform(0.12, 0.3) * rate)
-        t = np.arange(length) / rate
-        f0 = rng.uniform(110, 200)
-        x[n:n + length] = np.sin(np.pi * t / t[-1]) * sum(np.sin(2 * np.pi * f0 * h * t) * min(1, (500 / (f0 * h)) ** 1.5)
-                                                          for h in range(1, 30) if f0 * h < rate / 2)
-        n += length + int(rng.uniform(0.05, 0.2) * rate)
-    frames = (x[start: start + (total - start) // 160 * 160].reshape(-1, 160) ** 2).mean(axis=1)
-    level = frames.mean()
-    for _ in range(20):
-        level = frames[frames > level * 10 ** (-1.59)].mean()
-    return x * 10 ** ((level_dbfs - 10 * np.log10(level)) / 20) + 0.001 * rng.standard_normal(total)
+    quiet = int(quiet_seconds * rate)
+    talk = syllables(rng, seconds - quiet_seconds, rate, level_dbfs=level_dbfs)
+    return np.concatenate([np.zeros(quiet), talk]) + 0.001 * rng.standard_normal(quiet + len(talk))
 
 
 def write_wav(path, x, rate):

@@ -17,35 +17,9 @@ import argparse, os, subprocess, sys, tempfile, wave
 import numpy as np
 
 from sound_server import SoundServer
+from test_signals import active_level, syllables
 
 RATE = 16_000
-
-
-def active_level(x):
-    frames = (x[: len(x) // 160 * 160].reshape(-1, 160) ** 2).mean(axis=1)
-    level = frames.mean() + 1e-20
-    for _ in range(20):
-        above = frames[frames > level * 10 ** (-1.59)]
-        if not len(above):
-            break
-        level = above.mean()
-    return 10 * np.log10(level)
-
-
-def syllables(seconds, level_dbfs, pitch, seed):
-    rng = np.random.default_rng(seed)
-    total = int(seconds * RATE)
-    x = np.zeros(total)
-    n = 0
-    while n < total - RATE // 4:
-        length = int(rng.uniform(0.12, 0.3) * RATE)
-        t = np.arange(length) / RATE
-        f0 = rng.uniform(*pitch)
-        voice = sum(np.sin(2 * np.pi * f0 * h * t + rng.uniform(0, 6)) * min(1, (500 / (f0 * h)) ** 1.5)
-                    for h in range(1, 30) if f0 * h < RATE / 2)
-        x[n:n + length] = np.sin(np.pi * t / t[-1]) * voice
-        n += length + int(rng.uniform(0.05, 0.2) * RATE)
-    return (x * 10 ** ((level_dbfs - active_level(x)) / 20)).astype(np.float32)
 
 
 def read_wav(path):
@@ -82,12 +56,12 @@ def main():
     failures = []
     try:
         server.start()
-        far = syllables(8, -20, (110, 160), seed=1)
+        far = syllables(np.random.default_rng(1), 8, RATE, (110, 160), -20, random_phases=True).astype(np.float32)
         far.tofile(f"{data}/far.f32")
         with wave.open(f"{data}/far.wav", "wb") as w:
             w.setnchannels(1), w.setsampwidth(2), w.setframerate(RATE)
             w.writeframes((np.clip(far, -1, 1) * 32767).astype("<i2").tobytes())
-        near = np.concatenate([np.zeros(9 * RATE, np.float32), syllables(3, -26, (190, 260), seed=2)])
+        near = np.concatenate([np.zeros(9 * RATE, np.float32), syllables(np.random.default_rng(2), 3, RATE, (190, 260), -26, random_phases=True).astype(np.float32)])
         near.tofile(f"{data}/near.f32")
         results = {}
         for name, play in (("cancelled", True), ("control", False)):

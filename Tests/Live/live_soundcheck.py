@@ -16,32 +16,16 @@ import argparse, json, os, subprocess, sys, tempfile, time
 import numpy as np
 
 from sound_server import SoundServer
+from test_signals import active_level, syllables
 
 RATE = 16_000
 SPEECH_DBFS = -20.0
 
 
-def active_level(x):
-    frames = (x[: len(x) // 160 * 160].reshape(-1, 160) ** 2).mean(axis=1)
-    level = frames.mean()
-    for _ in range(20):
-        level = frames[frames > level * 10 ** (-1.59)].mean()
-    return 10 * np.log10(level)
-
-
 def scene(seed=5):
     rng = np.random.default_rng(seed)
     quiet, talk = int(3.5 * RATE), int(5 * RATE)
-    speech = np.zeros(talk)
-    n = 0
-    while n < talk - RATE // 4:
-        length = int(rng.uniform(0.12, 0.3) * RATE)
-        t = np.arange(length) / RATE
-        f0 = rng.uniform(110, 200)
-        voice = sum(np.sin(2 * np.pi * f0 * h * t) * min(1, (500 / (f0 * h)) ** 1.5) for h in range(1, 30) if f0 * h < RATE / 2)
-        speech[n:n + length] = np.sin(np.pi * t / t[-1]) * voice
-        n += length + int(rng.uniform(0.05, 0.2) * RATE)
-    speech *= 10 ** ((SPEECH_DBFS - active_level(speech)) / 20)
+    speech = syllables(rng, 5, RATE, level_dbfs=SPEECH_DBFS)
     t = np.arange(quiet + talk) / RATE
     # -40.5 dBFS together: 20 dB under the speech, within the 22 dB at which hum is reported.
     hum = 0.012 * np.sin(2 * np.pi * 50 * t) + 0.006 * np.sin(2 * np.pi * 100 * t + 1)
