@@ -57,6 +57,10 @@ struct Capture: ParsableCommand {
         if input != nil, seconds != nil { throw ValidationError("--seconds is for live capture: leave out IN") }
     }
 
+    /// Live, the far end reaches the microphone after both devices' buffers, which through a sound
+    /// server come to several hundred milliseconds and vary from one start to the next.
+    static let liveEchoTailSeconds = 1.0
+
     /// The mode's chain at `rate`, on blocks of (microphone, far end).
     static func chain(_ mode: CaptureMode, rate: Double, echoTailSeconds: Double = 0.5) throws -> ProcessorChain {
         let ceiling = FirstChannel(OutputLevelGuard(ceilingDBFS: -1))
@@ -138,7 +142,7 @@ struct Capture: ParsableCommand {
         defer { playback?.discard() }
         let capture = try DeviceCapture(device: device, sampleRate: rate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
         defer { capture.close() }
-        let chain = try Self.chain(mode, rate: rate)
+        let chain = try Self.chain(mode, rate: rate, echoTailSeconds: Self.liveEchoTailSeconds)
         let limit = seconds.map { Int($0 * rate) } ?? farSignal.map { $0.count + Int(0.5 * rate) }
         Terminal.note("Capturing from \(device.name) in \(mode.rawValue) mode"
             + (speaker.map { ", playing \(play ?? "") through \($0.name) as the far end" } ?? "")
