@@ -27,8 +27,9 @@ public final class AlertNetwork {
     /// The on-threshold per class the network was tuned for (metadata `thresholds`,
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
-    /// The tracker at that operating point: those thresholds, and the decisions it averages
-    /// (metadata `smoothing`, chosen with the thresholds; the tracker's default where absent).
+    /// The tracker at that operating point: those thresholds, the decisions it averages
+    /// (metadata `smoothing`) and how long a class must hold before it is announced (metadata
+    /// `minimum`, seconds), chosen with the thresholds; the tracker's defaults where absent.
     public let defaultSettings: AlertEventTracker.Settings
     private let columns: UnsafeMutablePointer<Float>
     private let activations: UnsafeMutablePointer<Float>
@@ -76,6 +77,12 @@ public final class AlertNetwork {
                 throw EarshotError.invalidArgument("the model's smoothing '\(text)' is not a number of decisions from 1 to 10")
             }
             settings.smoothing = smoothing
+        }
+        if let text = model.metadata["minimum"] {
+            guard let minimum = Double(text), (0...2).contains(minimum) else {
+                throw EarshotError.invalidArgument("the model's minimum '\(text)' is not a number of seconds from 0 to 2")
+            }
+            settings.minimumSeconds = minimum
         }
         defaultSettings = settings
         columns = .allocate(capacity: largestColumns)

@@ -168,17 +168,18 @@ struct ParityFixture: Decodable {
         #expect(AlertClass.allCases.allSatisfy { network.defaultSettings[threshold: $0] == shipped[$0] })
     }
 
-    /// The smoothing the operating point was chosen with comes with the model; a model without
-    /// one gets the tracker's default, and a nonsensical one is refused.
-    @Test func theModelCarriesItsSmoothing() throws {
+    /// The smoothing and minimum duration the operating point was chosen with come with the
+    /// model; a model without them gets the tracker's defaults, and nonsensical ones are refused.
+    @Test func theModelCarriesItsSmoothingAndMinimum() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
         let bytes = try Data(contentsOf: url)
         let length = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
         var header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
-        func model(smoothing: String?) throws -> AlertNetwork {
+        func model(smoothing: String?, minimum: String? = nil) throws -> AlertNetwork {
             var metadata = header["__metadata__"] as? [String: String] ?? [:]
             metadata["smoothing"] = smoothing
+            metadata["minimum"] = minimum
             header["__metadata__"] = metadata
             let json = try JSONSerialization.data(withJSONObject: header)
             let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
@@ -188,6 +189,11 @@ struct ParityFixture: Decodable {
         #expect(try model(smoothing: nil).defaultSettings.smoothing == AlertEventTracker.Settings().smoothing)
         for bad in ["0", "11", "two", ""] {
             #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: bad) }
+        }
+        #expect(try model(smoothing: "2", minimum: "0.1").defaultSettings.minimumSeconds == 0.1)
+        #expect(try model(smoothing: "2", minimum: nil).defaultSettings.minimumSeconds == AlertEventTracker.Settings().minimumSeconds)
+        for bad in ["-0.1", "3", "soon", "nan"] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", minimum: bad) }
         }
     }
 
