@@ -151,9 +151,8 @@ eval-capture: release venv
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
-# PyTorch on the CPU in four stages, each later one from the one before's weights with hard
-# negatives mined from the start, the fourth on new clips whose synthetic sirens vary as a
-# street's do (temperature-calibrated, operating point chosen on the
+# PyTorch on the CPU in three stages, each later one from the one before's weights with hard
+# negatives mined from the start (temperature-calibrated, operating point chosen on the
 # development clips and 9 h of alert-free development audio); weights to
 # Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
@@ -168,12 +167,7 @@ train: release venv espeak
 		--weights training/data/stage2.safetensors --checkpoint training/data/stage2.pt \
 		--parity training/data/stage2_parity.json --report training/data/stage2.json
 	$(PYTHON) training/train.py --init training/data/stage2.safetensors --epochs 10 --mine-after 0 --windows 60000 \
-		--weights training/data/stage3.safetensors --checkpoint training/data/stage3.pt \
-		--parity training/data/stage3_parity.json --report training/data/stage3.json
-	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 4000 \
-		--seed 7100000 --street-sirens --out training/data/real-train-street --synth training/data/real-train/synth
-	$(PYTHON) training/train.py --init training/data/stage3.safetensors --train training/data/real-train-street \
-		--epochs 8 --mine-after 0 --windows 60000 --checkpoint training/data/stage4.pt
+		--checkpoint training/data/stage3.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.

@@ -43,7 +43,7 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
-def make_clip(rng, bank, alerts, scenes, alert_share=0.5, street_sirens=False):
+def make_clip(rng, bank, alerts, scenes, alert_share=0.5):
     n = int(CLIP_SECONDS * ra.RATE)
     bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     klass = None
@@ -61,8 +61,6 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, street_sirens=False):
             alert = pool[int(rng.integers(len(pool)))]
             s = int(rng.integers(0, max(1, len(alert) - 2 * ra.RATE)))
             alert = alert[s:s + int(rng.uniform(1.5, 7) * ra.RATE)]
-            if street_sirens and klass == "siren" and rng.random() < 0.7:
-                alert = ra.street_siren(rng, pool, alert)
         alert = alert[:n]
         start = int(rng.integers(0, max(1, n - len(alert) // 2)))
         bed, track = ra.place_alert(rng, bank, alert, bed, rng.uniform(-10, 20), start)
@@ -82,7 +80,7 @@ def load_sources(data, synth_folder, split):
 
 
 def worker(args):
-    index, count, seed, out, alert_share, street_sirens = args
+    index, count, seed, out, alert_share = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
@@ -90,7 +88,7 @@ def worker(args):
     bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, street_sirens)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -115,8 +113,6 @@ def main():
     parser.add_argument("--alert-share", type=float, default=0.5, help="share of clips with an alert")
     parser.add_argument("--seed", type=int, default=None, help="first clip seed (default: the split's)")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
-    parser.add_argument("--street-sirens", action="store_true",
-                        help="vary synthetic sirens as a street would (pitch, two at once, echoes, distortion)")
     args = parser.parse_args()
     args.out = args.out or f"training/data/real-{args.split}"
     synth = args.synth or os.path.join(args.out, "synth")
@@ -134,7 +130,7 @@ def main():
                             "-o", path + ".tmp.wav", "--labels", path + ".json"], check=True, stderr=subprocess.DEVNULL)
             os.replace(path + ".tmp.wav", path)
     first = CLIP_SEEDS[args.split] if args.seed is None else args.seed
-    shards = [(i, args.shard, first + i, args.out, args.alert_share, args.street_sirens) for i in range(args.clips // args.shard)]
+    shards = [(i, args.shard, first + i, args.out, args.alert_share) for i in range(args.clips // args.shard)]
     with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):
             print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)

@@ -372,33 +372,6 @@ def events_track(rng, bank, n):
     return out
 
 
-def street_siren(rng, pool, siren):
-    """A synthetic siren made more like one heard in a street: any pitch (sirens run from a
-    few hundred hertz to over 2 kHz), sometimes a second vehicle's siren at once, echoes off
-    buildings, a horn speaker driven into distortion. Real sirens that sound as chords of
-    two or three tones were called car horns without this."""
-    def shifted(x):
-        if rng.random() < 0.6:  # a resampled siren: every frequency times r, every period over r
-            x = soxr.resample(x, RATE, RATE / rng.uniform(0.7, 1.6))
-        return x
-    x = shifted(siren)
-    if rng.random() < 0.3:
-        other = shifted(pool[int(rng.integers(len(pool)))])[:len(x)]
-        lag = int(rng.integers(0, max(1, len(x) - len(other) + 1)))
-        x = x.copy()
-        x[lag:lag + len(other)] += other * 10 ** (rng.uniform(-8, 0) / 20)
-    if rng.random() < 0.3:
-        echoed = x.copy()
-        for _ in range(int(rng.integers(1, 4))):
-            d = int(rng.uniform(0.03, 0.4) * RATE)
-            echoed[d:] += x[:-d] * 10 ** (rng.uniform(-12, -3) / 20)
-        x = echoed
-    if rng.random() < 0.2:
-        drive = rng.uniform(2, 8)
-        x = np.tanh(drive * x / (np.abs(x).max() + 1e-12)) / np.tanh(drive)
-    return x
-
-
 def place_alert(rng, bank, alert, bed, snr_db, start, room=True):
     """Adds `alert` to `bed` at `start` so that over its active span it is `snr_db` above what
     is under it; returns (mix, alert component as mixed)."""
