@@ -5,6 +5,8 @@ clips and recording sessions the detector was never trained on):
 R1. Real alert clips (ProtoSound sirens, smoke alarms, car horns and doorbells of the development
     split, a user's bedroom smoke alarm, the four whole alarm recordings) at -5, 0, +5 and +10 dB
     in real speech, noisy speech, babble, household sounds and music-like beds, through rooms.
+R1b. The same short (1 s) clips repeated to 4 s with 50 ms gaps, as a siren or an alarm goes on
+    sounding: a real alert lasting seconds, as most real recordings of one do.
 R2. Synthetic alerts from evaluation seeds in the same real backgrounds, for recall per class.
 R3. Over an hour of real alert-free audio of those kinds: false alarms per hour, every class.
 R4. Calibration: every 0.5 s window of R1-R3 through the shipped network (numpy), reliability
@@ -198,14 +200,23 @@ def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source):
     write_item(stem, mix, [alert_label(klass, track, snr, kind, source)], track)
 
 
+def repeated(clip, length, gap=0.05):
+    """`clip` again and again, `gap` seconds apart, for `length` samples."""
+    pieces = [clip]
+    while sum(map(len, pieces)) < length:
+        pieces += [np.zeros(int(gap * RATE)), clip]
+    return np.concatenate(pieces)[:length]
+
+
 def real_sets(folder, data, earshot, quiet_minutes):
-    """R1 (real alert clips), R2 (synthetic alerts from evaluation seeds) and R3 (alert-free),
-    all in real backgrounds of the development split; returns three lists of stems."""
+    """R1 (real alert clips), R1b (the short ones repeated), R2 (synthetic alerts from evaluation
+    seeds) and R3 (alert-free), all in real backgrounds of the development split; returns four
+    lists of stems."""
     bank = ra.Bank(data, "dev")
     if not bank:
         print(f"no real recordings under {data}: skipping the real-audio evaluation", file=sys.stderr)
-        return [], [], []
-    clips, synthetic, quiet = [], [], []
+        return [], [], [], []
+    clips, looped, synthetic, quiet = [], [], [], []
     os.makedirs(os.path.join(folder, "clips"), exist_ok=True)
     for klass in ra.ALERTS:
         for c, clip in enumerate(bank.alerts[klass]):
@@ -214,6 +225,17 @@ def real_sets(folder, data, earshot, quiet_minutes):
                     stem = os.path.join(folder, "clips", f"{klass}{c}_{snr:+d}dB_{variant}")
                     clips.append(stem)
                     alert_mixture(stem, [2027, len(clips)], bank, clip, klass, snr, 6, "real clip")
+    os.makedirs(os.path.join(folder, "looped"), exist_ok=True)
+    for klass in ra.ALERTS:
+        for c, clip in enumerate(bank.alerts[klass]):
+            if len(clip) >= 2 * RATE:  # a whole recording already sounds for seconds
+                continue
+            for snr in (-5, 0, 5, 10):
+                for variant in range(3):
+                    stem = os.path.join(folder, "looped", f"{klass}{c}_{snr:+d}dB_{variant}")
+                    looped.append(stem)
+                    alert_mixture(stem, [2030, len(looped)], bank, repeated(clip, 4 * RATE), klass, snr, 6,
+                                  "real clip repeated")
     os.makedirs(os.path.join(folder, "synthetic"), exist_ok=True)
     alerts = ra.synthetic_alerts(earshot, os.path.join(folder, "synthetic", "alerts"), "eval", 30)
     for klass in ra.ALERTS:
@@ -233,7 +255,7 @@ def real_sets(folder, data, earshot, quiet_minutes):
         mix, = ra.finish(item_rng, bed)
         write_item(stem, mix, [])
         json.dump({"background": kind}, open(stem + ".kind.json", "w"))
-    return clips, synthetic, quiet
+    return clips, looped, synthetic, quiet
 
 
 def numpy_network(path):
@@ -312,7 +334,7 @@ def main():
     rng = np.random.default_rng(2026)
 
     print("Preparing evaluation audio (cached in eval/data/detect)…", file=sys.stderr)
-    clips, synthetic, real_quiet = real_sets(os.path.join(args.out, "realaudio"), args.data, args.earshot,
+    clips, looped, synthetic, real_quiet = real_sets(os.path.join(args.out, "realaudio"), args.data, args.earshot,
                                              args.quiet_minutes)
     if not args.real_only:
         scenes = run_scenes(args.earshot, os.path.join(args.out, "scenes"), range(900_000, 900_000 + args.scenes), 120, 8, args.data)
@@ -353,6 +375,7 @@ def main():
 
     if clips:
         summarise(f"R1. Real alert clips (development split) in real backgrounds, -5…+10 dB ({len(clips)} mixtures)", run_all(clips))
+        summarise(f"R1b. The short real clips repeated to 4 s, -5…+10 dB ({len(looped)} mixtures)", run_all(looped))
         summarise(f"R2. Synthetic alerts (evaluation seeds) in real backgrounds, -5…+10 dB ({len(synthetic)} mixtures)", run_all(synthetic))
         false_alarms("R3. Real alert-free audio (development speakers and clips)", real_quiet)
         calibration(clips + synthetic + real_quiet[:20], args.weights)
