@@ -53,9 +53,9 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5):
         real = bank.alerts[klass]
         if real and rng.random() < 0.2:
             alert = real[int(rng.integers(len(real)))]
-            if rng.random() < 0.5:  # a real clip repeated, as an alarm or a horn would
-                gap = np.zeros(int(rng.uniform(0.05, 0.8) * ra.RATE))
-                alert = np.concatenate([alert, gap, alert, gap, alert])
+            if rng.random() < 0.5:  # a real clip three times, as an alarm or a horn would
+                gap = rng.uniform(0.05, 0.8)
+                alert = ra.repeated(alert, 3 * len(alert) + 2 * int(gap * ra.RATE), gap)
         else:
             pool = alerts[klass]
             alert = pool[int(rng.integers(len(pool)))]

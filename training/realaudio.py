@@ -372,6 +372,15 @@ def events_track(rng, bank, n):
     return out
 
 
+def repeated(clip, length, gap_seconds):
+    """`clip` again and again, `gap_seconds` apart, for `length` samples: an alarm or a horn
+    going on sounding."""
+    pieces = [clip]
+    while sum(map(len, pieces)) < length:
+        pieces += [np.zeros(int(gap_seconds * RATE)), clip]
+    return np.concatenate(pieces)[:length]
+
+
 def place_alert(rng, bank, alert, bed, snr_db, start, room=True):
     """Adds `alert` to `bed` at `start` so that over its active span it is `snr_db` above what
     is under it; returns (mix, alert component as mixed)."""

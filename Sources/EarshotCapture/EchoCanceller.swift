@@ -9,10 +9,11 @@ import Foundation
 /// over how much near end and noise it hears, so double talk barely moves it) models the echo
 /// path over `tailSeconds`, long enough for a loudspeaker up to 300 ms late and a room's tail; it
 /// follows a changing path by adapting, and relearns one that is gone. What it leaves — the
-/// echo the filter has not (yet) modelled — goes to a residual echo suppressor of our own: per bin, the residual echo is the filter's echo estimate times a
-/// leakage that is tracked from how much of the estimate still shows in the output; a Wiener
-/// gain on that, floored at `floorDB`, lowers what is echo and leaves near-end speech, whose
-/// output power stands far above the residual echo, nearly untouched. While the far end plays
+/// echo the filter has not (yet) modelled — goes to a residual echo suppressor of our own: per
+/// bin, the residual echo is the filter's echo estimate times a leakage that is tracked from how
+/// much of the estimate still shows in the output; a Wiener gain on that, floored at `floorDB`,
+/// lowers what is echo and leaves near-end speech, whose output power stands far above the
+/// residual echo, nearly untouched. While the far end plays
 /// alone — the echo estimate coherent with the microphone across the speech band — each bin is
 /// lowered further by how coherent it is, the way WebRTC's older echo suppressor did: the
 /// filter's leftover and the room's noise under it go, and near-end speech, which breaks the

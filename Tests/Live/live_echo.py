@@ -61,7 +61,8 @@ def main():
         with wave.open(f"{data}/far.wav", "wb") as w:
             w.setnchannels(1), w.setsampwidth(2), w.setframerate(RATE)
             w.writeframes((np.clip(far, -1, 1) * 32767).astype("<i2").tobytes())
-        near = np.concatenate([np.zeros(9 * RATE, np.float32), syllables(np.random.default_rng(2), 3, RATE, (190, 260), -26, random_phases=True).astype(np.float32)])
+        talk = syllables(np.random.default_rng(2), 3, RATE, (190, 260), -26, random_phases=True)
+        near = np.concatenate([np.zeros(9 * RATE), talk]).astype(np.float32)
         near.tofile(f"{data}/near.f32")
         results = {}
         for name, play in (("cancelled", True), ("control", False)):

@@ -200,14 +200,6 @@ def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source):
     write_item(stem, mix, [alert_label(klass, track, snr, kind, source)], track)
 
 
-def repeated(clip, length, gap=0.05):
-    """`clip` again and again, `gap` seconds apart, for `length` samples."""
-    pieces = [clip]
-    while sum(map(len, pieces)) < length:
-        pieces += [np.zeros(int(gap * RATE)), clip]
-    return np.concatenate(pieces)[:length]
-
-
 def real_sets(folder, data, earshot, quiet_minutes):
     """R1 (real alert clips), R1b (the short ones repeated), R2 (synthetic alerts from evaluation
     seeds) and R3 (alert-free), all in real backgrounds of the development split; returns four
@@ -217,25 +209,20 @@ def real_sets(folder, data, earshot, quiet_minutes):
         print(f"no real recordings under {data}: skipping the real-audio evaluation", file=sys.stderr)
         return [], [], [], []
     clips, looped, synthetic, quiet = [], [], [], []
-    os.makedirs(os.path.join(folder, "clips"), exist_ok=True)
+    for name in ("clips", "looped"):
+        os.makedirs(os.path.join(folder, name), exist_ok=True)
     for klass in ra.ALERTS:
         for c, clip in enumerate(bank.alerts[klass]):
+            short = len(clip) < 2 * RATE  # a whole recording already sounds for seconds
             for snr in (-5, 0, 5, 10):
                 for variant in range(3):
-                    stem = os.path.join(folder, "clips", f"{klass}{c}_{snr:+d}dB_{variant}")
-                    clips.append(stem)
-                    alert_mixture(stem, [2027, len(clips)], bank, clip, klass, snr, 6, "real clip")
-    os.makedirs(os.path.join(folder, "looped"), exist_ok=True)
-    for klass in ra.ALERTS:
-        for c, clip in enumerate(bank.alerts[klass]):
-            if len(clip) >= 2 * RATE:  # a whole recording already sounds for seconds
-                continue
-            for snr in (-5, 0, 5, 10):
-                for variant in range(3):
-                    stem = os.path.join(folder, "looped", f"{klass}{c}_{snr:+d}dB_{variant}")
-                    looped.append(stem)
-                    alert_mixture(stem, [2030, len(looped)], bank, repeated(clip, 4 * RATE), klass, snr, 6,
-                                  "real clip repeated")
+                    name = f"{klass}{c}_{snr:+d}dB_{variant}"
+                    clips.append(os.path.join(folder, "clips", name))
+                    alert_mixture(clips[-1], [2027, len(clips)], bank, clip, klass, snr, 6, "real clip")
+                    if short:
+                        looped.append(os.path.join(folder, "looped", name))
+                        alert_mixture(looped[-1], [2030, len(looped)], bank, ra.repeated(clip, 4 * RATE, 0.05),
+                                      klass, snr, 6, "real clip repeated")
     os.makedirs(os.path.join(folder, "synthetic"), exist_ok=True)
     alerts = ra.synthetic_alerts(earshot, os.path.join(folder, "synthetic", "alerts"), "eval", 30)
     for klass in ra.ALERTS:
