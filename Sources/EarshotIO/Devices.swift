@@ -156,7 +156,8 @@ final class DeviceStream {
     let context: DeviceCallbackContext
     private var stream: UnsafeMutableRawPointer?
 
-    init(device: AudioDeviceInfo, direction: DeviceDirection, sampleRate: Double, channelCount: Int, bufferSeconds: Double) throws {
+    /// `steady`: ask the host for its safe latency instead of its lowest (see `DevicePlayback`).
+    init(device: AudioDeviceInfo, direction: DeviceDirection, sampleRate: Double, channelCount: Int, bufferSeconds: Double, steady: Bool = false) throws {
         try EarshotError.validate(sampleRate: sampleRate)
         try EarshotError.validate(channelCount: channelCount)
         let available = direction == .input ? device.inputChannels : device.outputChannels
@@ -169,7 +170,9 @@ final class DeviceStream {
         let info = Pa_GetDeviceInfo(PaDeviceIndex(device.index))!.pointee
         var parameters = PaStreamParameters(
             device: PaDeviceIndex(device.index), channelCount: Int32(channelCount), sampleFormat: PaSampleFormat(paFloat32),
-            suggestedLatency: direction == .input ? info.defaultLowInputLatency : info.defaultLowOutputLatency,
+            suggestedLatency: direction == .input
+                ? (steady ? info.defaultHighInputLatency : info.defaultLowInputLatency)
+                : (steady ? info.defaultHighOutputLatency : info.defaultLowOutputLatency),
             hostApiSpecificStreamInfo: nil)
         let userData = Unmanaged.passUnretained(context).toOpaque()
         var opened: UnsafeMutableRawPointer?
@@ -261,10 +264,15 @@ public final class DevicePlayback: AudioSink {
     private let stream: DeviceStream
     private var interleaved: [Float] = []
 
-    public init(device: AudioDeviceInfo, sampleRate: Double, channelCount: Int) throws {
+    /// `steady`: a delay that holds, for a little more of it. At its lowest latency a sound
+    /// server's buffer can run dry between two of our writes on a busy machine; it then plays a
+    /// few milliseconds of silence, and everything after comes that much later, unseen here. At
+    /// the host's safe latency (35 ms through PulseAudio, against 9) it did not, in any live start
+    /// measured; what this ring then runs short is counted in `underrunSamples`.
+    public init(device: AudioDeviceInfo, sampleRate: Double, channelCount: Int, steady: Bool = false) throws {
         self.sampleRate = sampleRate
         self.channelCount = channelCount
-        stream = try DeviceStream(device: device, direction: .output, sampleRate: sampleRate, channelCount: channelCount, bufferSeconds: 0.5)
+        stream = try DeviceStream(device: device, direction: .output, sampleRate: sampleRate, channelCount: channelCount, bufferSeconds: 0.5, steady: steady)
         try stream.start()
     }
 
