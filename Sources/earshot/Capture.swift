@@ -151,7 +151,7 @@ struct Capture: ParsableCommand {
             + (limit == nil ? "; Ctrl-C stops" : ""))
         let runner = Runner(blockFrames: 480, compensateLatency: false, maximumFrames: limit, stop: interruptRequested)
         if let playback, let farSignal {
-            try runner.run(source: PlayedFarEnd(capture: capture, playback: playback, far: farSignal), chain: chain, sink: FirstChannelSink(sink))
+            try runner.run(source: PlayedFarEndSource(capture: capture, playback: playback, far: farSignal), chain: chain, sink: FirstChannelSink(sink))
         } else {
             // No far end: the chain gets a second, empty channel.
             let paired = try ChannelMappedSource(capture, channelCount: 2)
