@@ -8,9 +8,12 @@ import Foundation
 /// Every 10 ms the frame's level is compared with a floor tracker (the room tone: it falls at
 /// once and rises 3 dB a second). Frames 10 dB over the floor and within 15.9 dB of the speech
 /// level are speech; only they move the speech level estimate (fast for the first second of
-/// speech, then over `averagingSeconds`), and the gain follows it. In pauses the gain holds. The gain never lifts the room tone
-/// above `noiseCeilingDBFS`, and stays within `minimumGainDB`…`maximumGainDB`. Gain moves
-/// sample by sample (a 10 ms ramp), adds no delay; peaks are the output guard's job.
+/// speech, then over `averagingSeconds`), and the gain follows it. In pauses the gain holds. Talk
+/// that resumes after a pause of `resumeSeconds` or more is learnt fast again for its first
+/// second: the talker may have moved, and a shout before the pause would otherwise keep the gain
+/// down for seconds after it. The gain never lifts the room tone above `noiseCeilingDBFS`, and
+/// stays within `minimumGainDB`…`maximumGainDB`. Gain moves sample by sample (a 10 ms ramp),
+/// adds no delay; peaks are the output guard's job.
 public final class AutomaticGainControl: AudioProcessor {
     public let targetDBFS: Double
     public let averagingSeconds: Double
@@ -20,10 +23,15 @@ public final class AutomaticGainControl: AudioProcessor {
 
     private var frame = 1, filled = 0
     private var framePower = 0.0
-    private var floorDB = -60.0, speechDB: Double?, speechFrames = 0
+    private var floorDB = -60.0, speechDB: Double?, speechFrames = 0, pauseFrames = 0
     private var gainDB = 0.0
     private var gain: Float = 1, step: Float = 0
     private var framesPerSecond = 100.0
+
+    /// Chosen on `make eval-capture`'s gain scenes of training speakers (four seeds): within
+    /// ±2 dB of the target 78 % of windows without it; 94 % at 1 s, 89 % at 1.5 s, 88 % at 2 s,
+    /// 91 % at 0.5 s.
+    static let resumeSeconds = 1.0
 
     public init(targetDBFS: Double = -20, averagingSeconds: Double = 1.5, minimumGainDB: Double = -20, maximumGainDB: Double = 30,
                 noiseCeilingDBFS: Double = -50) {
@@ -48,6 +56,7 @@ public final class AutomaticGainControl: AudioProcessor {
         floorDB = -60
         speechDB = nil
         speechFrames = 0
+        pauseFrames = 0
         gainDB = 0
         gain = 1
         step = 0
@@ -82,12 +91,15 @@ public final class AutomaticGainControl: AudioProcessor {
         // speech level itself; averaged as power, so the level is P.56's active level.
         let isSpeech = level > floorDB + 10 && level > (speechDB ?? -200) - 15.9
         if isSpeech {
+            if Double(pauseFrames) >= Self.resumeSeconds * framesPerSecond { speechFrames = 0 }
+            pauseFrames = 0
             speechFrames += 1
             let seconds = speechFrames < Int(framesPerSecond) ? 0.2 : averagingSeconds
             let weight = 1 / (seconds * framesPerSecond)
             let power = pow(10, level / 10)
             speechDB = 10 * log10(speechDB.map { pow(10, $0 / 10) * (1 - weight) + weight * power } ?? power)
         }
+        if !isSpeech { pauseFrames += 1 }
         guard let speechDB else { return }
         var wanted = targetDBFS - speechDB
         wanted = min(wanted, noiseCeilingDBFS - floorDB)

@@ -50,4 +50,17 @@ import Testing
         _ = try run(zip(speech, whiteNoise(speech.count, dbfs: -55, seed: 7)).map { $0 + $1 }, agc)
         #expect(agc.currentGainDB <= 5.5, "gain \(agc.currentGainDB) dB")
     }
+
+    @Test func talkAfterAPauseIsNotHeldDownByAShoutBeforeIt() throws {
+        // Talk at -30 dBFS with a second-long shout 12 dB over it, three seconds of room, then
+        // the same talk again: it must be back at the target within its first two seconds.
+        var before = syntheticSpeech(seconds: 6, levelDBFS: -30, seed: 8)
+        for i in Int(3.5 * rate)..<Int(4.5 * rate) { before[i] *= 4 }
+        let after = syntheticSpeech(seconds: 4, levelDBFS: -30, seed: 9)
+        let talk = before + [Float](repeating: 0, count: Int(3 * rate)) + after
+        let out = try run(zip(talk, whiteNoise(talk.count, dbfs: -70, seed: 10)).map { $0 + $1 })
+        let resumed = Array(out[Int(11 * rate)..<Int(13 * rate)])
+        let measured = try SoundCheck(resumed, sampleRate: rate).report.metrics.speechLevelDBFS
+        #expect(abs(measured - -20) <= 2, "talk after the pause came out at \(measured) dBFS")
+    }
 }
