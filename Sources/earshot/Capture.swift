@@ -58,8 +58,10 @@ struct Capture: ParsableCommand {
     }
 
     /// Live, the far end reaches the microphone after both devices' buffers (through PulseAudio
-    /// 20–55 ms, set anew at each start). A 0.5 s filter holds that many times over, yet
-    /// cancelled less there: 7 of 8 starts under 15 dB against none of 8 with 1 s.
+    /// 20–55 ms, set anew at each start), which the filter has to find within its length. With
+    /// the live test's syllables 1 s did best (a 0.5 s filter left 7 of 8 starts under 15 dB);
+    /// real speech wants a shorter one (offline at 48 kHz: 9.5 dB with 1 s, 42 dB with 0.5 s),
+    /// once the delay is found first (README, live echo cancellation).
     static let liveEchoTailSeconds = 1.0
 
     /// The mode's chain at `rate`, on blocks of (microphone, far end).
