@@ -6,7 +6,7 @@
 /// much later. That silence goes into the reference too, at the same place (the loudspeaker had
 /// played all it was handed), so the echo path an echo canceller models keeps its delay instead
 /// of jumping by the gap. Through PulseAudio, at the host's safe output latency, 8 of 8 live
-/// starts failed to cancel without this (jumps of 1–15 ms), and 2 of 43 with it.
+/// starts failed to cancel without this (jumps of 1–15 ms), and 3 of 45 with it.
 public struct PlayedFarEnd {
     public let far: [Float]
     /// How far the far end has been handed to the loudspeaker, and how far into the reference.

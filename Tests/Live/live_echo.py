@@ -78,8 +78,8 @@ def main():
             return talker - echo
 
         control = apart("control", False)
-        # Now and then a live start through this server stays short of 15 dB (2 of 43 measured,
-        # at 11 and 13 dB; the rest 15-25 dB): up to three starts are tried, each judged whole,
+        # Now and then a live start through this server stays short of 15 dB (3 of 45 measured,
+        # at 11-13 dB; the rest 15-25 dB): up to three starts are tried, each judged whole,
         # and every one is printed.
         for attempt in range(1, 4):
             cancelled = apart(f"cancelled-{attempt}", True)
