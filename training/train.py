@@ -28,6 +28,7 @@ from safetensors.torch import save_file
 import features as feat
 
 IGNORE = -100
+RECENT = 25  # frames: a window is labelled by what sounds in its newest 0.5 s
 CHANNELS = [2, 16, 32, 48, 64]
 POOLED = 3  # the first three convolutions are followed by 2x2 max pooling
 ALERT_CLASSES = feat.CLASSES[1:]
@@ -99,7 +100,7 @@ def window_targets(targets, ends):
     """targets: (clips, frames) per-frame classes. A window is its alert's class when the alert
     sounds in at least a fifth of its newest 0.5 s; background when nothing sounds or is present
     anywhere in it; otherwise ignored. Returns (clips, len(ends))."""
-    half = feat.WINDOW // 2
+    half = RECENT
     out = np.full((len(targets), len(ends)), IGNORE, np.int64)
     for j, end in enumerate(ends):
         recent = targets[:, end - half + 1:end + 1]
@@ -143,8 +144,9 @@ def probabilities(model, frames, clip, end, temperature=1.0):
 
 # --- the event tracker, as AlertEventTracker.swift ------------------------------------------
 
-def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, step=0.1):
-    """decisions: (T, classes) probabilities 0.1 s apart; returns [(class index, start time)]."""
+def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, step=0.1, sure=None):
+    """decisions: (T, classes) probabilities 0.1 s apart; returns [(class index, start time)].
+    `sure`: a smoothed probability announced at once, without holding `minimum` (None: never)."""
     events = []
     phase = ["idle"] * len(ALERT_CLASSES)
     since = [0.0] * len(ALERT_CLASSES)
@@ -154,14 +156,18 @@ def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, st
         smoothed = decisions[max(0, t - smoothing + 1):t + 1].mean(axis=0)
         for k in range(len(ALERT_CLASSES)):
             p, on = smoothed[k + 1], thresholds[k]
+            certain = sure is not None and p >= max(sure, on)
             announced = any(ph == "active" for ph in phase)
             if phase[k] == "idle":
                 if p >= on and p >= smoothed.max() and not announced:
                     phase[k], since[k], heard[k] = "candidate", now, now
+                    if certain:
+                        phase[k] = "active"
+                        events.append((k + 1, now))
             elif phase[k] == "candidate":
                 if p < on:
                     phase[k] = "idle"
-                elif now - since[k] >= minimum - 1e-9:
+                elif now - since[k] >= minimum - 1e-9 or certain:
                     phase[k], heard[k] = "active", now
                     events.append((k + 1, now))
             elif p >= min(off, on):
@@ -184,7 +190,7 @@ def clip_hours(targets, clips):
     return int(np.sum(clips)) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE / 3600
 
 
-def judge(decisions, targets, thresholds, smoothing, minimum=0.2):
+def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None):
     """The tracker at one operating point over development clips: recall per class (an event of
     the clip's class), false alarms per hour of alert-free audio (any class), wrong-class
     events per hour of alert audio, and the median and 90th-percentile delay of the hits."""
@@ -193,7 +199,7 @@ def judge(decisions, targets, thresholds, smoothing, minimum=0.2):
     offset = feat.WINDOW * feat.HOP / feat.SAMPLE_RATE - 0.1
     hits, false, wrong, delays = np.zeros(len(ALERT_CLASSES)), 0, 0, []
     for c in range(len(decisions)):
-        events = track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum)
+        events = track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum, sure=sure)
         k = klass[c]
         if k == 0:
             false += len(events)
@@ -213,7 +219,7 @@ def judge(decisions, targets, thresholds, smoothing, minimum=0.2):
             "90th percentile delay": round(float(np.percentile(delays, 90)), 2) if delays else None}
 
 
-def operating_point(decisions, targets, smoothing=3, minimum=0.2, budget_per_hour=1.0):
+def operating_point(decisions, targets, smoothing=3, minimum=0.2, sure=None, budget_per_hour=1.0):
     """Per class an on-threshold, so that all classes together make at most `budget_per_hour`
     false alarms per hour of the alert-free development clips, spent where it buys the most
     recall: every class starts at the strictest threshold, and the class whose next looser
@@ -233,7 +239,7 @@ def operating_point(decisions, targets, smoothing=3, minimum=0.2, budget_per_hou
             thresholds[k - 1] = threshold
             false, hit = 0, 0
             for c in np.nonzero(peak[:, k] >= threshold)[0]:
-                events = track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum)
+                events = track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum, sure=sure)
                 if klass[c] == k:
                     hit += any(e == k for e, _ in events)
                 elif klass[c] == 0:
@@ -319,24 +325,28 @@ def quiet_decisions(network, folder):
 
 
 # The tracker's variants tried: (decisions averaged, seconds a class must hold before it is
-# announced). Holding 0.1 s, or no smoothing, won on the development clips (recall 0.768 and
-# 0.758 against 0.762, announced 0.06-0.08 s sooner) but lost on the real development alert
-# clips of `make eval-detect` (R1 recall 0.573 against 0.625), so they are not among them.
-TRACKERS = ((2, 0.2), (3, 0.2))
+# announced, the probability announced at once without holding). Holding 0.1 s, or no
+# smoothing, won on the development clips (recall 0.768 and 0.758 against 0.762, announced
+# 0.06-0.08 s sooner) but lost on the real development alert clips of `make eval-detect` (R1
+# recall 0.573 against 0.625), so they are not among them; nor is announcing at once from 0.99,
+# whose stricter thresholds (development recall 0.755, median delay 0.42 s) found fewer real
+# clips (R1 0.589). From 0.995 the thresholds stay as they were and only the sure are sooner.
+TRACKERS = ((2, 0.2, None), (3, 0.2, None), (2, 0.2, 0.995))
 
 
 def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, trackers=TRACKERS):
-    """The tracker's smoothing, minimum duration and per-class thresholds with the most
-    development recall at most one false alarm an hour; of those within one alert in a hundred
-    of the best recall, the one that announces soonest (median delay)."""
+    """The tracker's smoothing, minimum duration, sure threshold and per-class thresholds with
+    the most development recall at most one false alarm an hour; of those within one alert in a
+    hundred of the best recall, the one that announces soonest (median delay)."""
     if len(quiet_decisions):
         decisions = np.concatenate([decisions, quiet_decisions])
         targets = np.concatenate([targets, quiet_targets])
     candidates = []
-    for smoothing, minimum in trackers:
-        thresholds = operating_point(decisions, targets, smoothing, minimum)
-        result = judge(decisions, targets, thresholds, smoothing, minimum)
-        result = {"smoothing": smoothing, "minimum": minimum, "thresholds": dict(zip(ALERT_CLASSES, thresholds)), **result}
+    for smoothing, minimum, sure in trackers:
+        thresholds = operating_point(decisions, targets, smoothing, minimum, sure)
+        result = judge(decisions, targets, thresholds, smoothing, minimum, sure)
+        result = {"smoothing": smoothing, "minimum": minimum, "sure": sure,
+                  "thresholds": dict(zip(ALERT_CLASSES, thresholds)), **result}
         print("operating point:", json.dumps(result), flush=True)
         candidates.append(result)
     best_recall = max(c["recall, all classes"] for c in candidates)
@@ -345,16 +355,20 @@ def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, t
     report = {"chosen": best, "candidates": candidates,
               "development clips": {"with alerts": int(np.sum(targets.max(axis=1) > 0)),
                                     "alert-free hours": round(clip_hours(targets, targets.max(axis=1) == 0), 2)}}
-    return best["smoothing"], best["minimum"], [best["thresholds"][c] for c in ALERT_CLASSES], report
+    tracker = {k: best[k] for k in ("smoothing", "minimum", "sure")}
+    return tracker, [best["thresholds"][c] for c in ALERT_CLASSES], report
 
 
-def export(tensors, path, temperature, smoothing, minimum, thresholds):
+def export(tensors, path, temperature, tracker, thresholds):
+    """Weights, the features they expect, and the operating point: thresholds and the tracker
+    (`smoothing`, `minimum`, and `sure` where it announces at once)."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    save_file(tensors, path, metadata={
+    sure = {} if tracker["sure"] is None else {"sure": f"{tracker['sure']:g}"}
+    save_file(tensors, path, metadata={**sure,
         "classes": ",".join(feat.CLASSES), "sample_rate": str(feat.SAMPLE_RATE), "frame": str(feat.FRAME),
         "hop": str(feat.HOP), "mels": str(feat.MELS), "fmin": str(feat.FMIN), "fmax": str(feat.FMAX),
         "window": str(feat.WINDOW), "stride": str(feat.STRIDE), "temperature": f"{temperature:.4f}",
-        "smoothing": str(smoothing), "minimum": f"{minimum:g}",
+        "smoothing": str(tracker["smoothing"]), "minimum": f"{tracker['minimum']:g}",
         "thresholds": ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, thresholds))})
 
 
@@ -368,9 +382,9 @@ def rechoose(args):
         temperature = float(f.metadata()["temperature"])
     network = Folded(tensors)
     dev_frames, dev_targets, _ = load(args.dev)
-    smoothing, minimum, thresholds, operating = choose_operating_point(
+    tracker, thresholds, operating = choose_operating_point(
         decisions_of(network, dev_frames), dev_targets, *quiet_decisions(network, args.dev_quiet))
-    export(tensors, args.weights, temperature, smoothing, minimum, thresholds)
+    export(tensors, args.weights, temperature, tracker, thresholds)
     report = json.load(open(args.report)) if os.path.exists(args.report) else {}
     report["operating point"] = operating
     json.dump(report, open(args.report, "w"), indent=1)
@@ -390,6 +404,8 @@ def main():
     parser.add_argument("--init", default=None,
                         help="start from an exported detector (safetensors) of the same shape instead of at random")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--window", type=int, default=feat.WINDOW, help="frames a network input holds")
+    parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--checkpoint", default="training/data/checkpoint.pt")
     parser.add_argument("--weights", default="Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
     parser.add_argument("--parity", default="Tests/EarshotAlertsTests/Fixtures/detector_parity.json")
@@ -404,8 +420,9 @@ def main():
         return write_parity(load_file(args.weights), args.parity)
     if args.operating_point_only:
         return rechoose(args)
+    feat.WINDOW = args.window
     torch.manual_seed(args.seed)
-    torch.set_num_threads(os.cpu_count() or 2)
+    torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
 
     frames, targets, _ = load(args.train)
@@ -493,8 +510,8 @@ def main():
     decisions = F.softmax(torch.from_numpy(every) / temperature, dim=2).numpy()
     tensors = fold(model, temperature)
     quiet = quiet_decisions(Folded(tensors), args.dev_quiet)
-    smoothing, minimum, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet)
-    export(tensors, args.weights, temperature, smoothing, minimum, thresholds)
+    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet)
+    export(tensors, args.weights, temperature, tracker, thresholds)
     json.dump({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
                "training": {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
                             "started from": args.init, "seed": args.seed},
@@ -503,7 +520,9 @@ def main():
                "reliability (bin, mean confidence, accuracy, windows)": reliability,
                "operating point": operating}, open(args.report, "w"), indent=1)
 
-    x = torch.stack([torch.from_numpy(feat.window_input(feat.frame_features(parity_signal(40_000)), e)) for e in (49, 64, 79)])
+    ends = (feat.WINDOW - 1, feat.WINDOW + 14, feat.WINDOW + 29)
+    signal = parity_signal((feat.WINDOW + 30) * feat.HOP)
+    x = torch.stack([torch.from_numpy(feat.window_input(feat.frame_features(signal), e)) for e in ends])
     with torch.no_grad():
         folded = F.softmax(Folded(tensors)(x), dim=1)
         trained = F.softmax(model(x) / temperature, dim=1)

@@ -12,7 +12,7 @@ import Foundation
 /// (the tracker's minimum duration and smoothing), which events report in their start time.
 public final class AlertDetector: AudioProcessor {
     public let network: AlertNetwork
-    private var features = AlertFeatures()
+    private var features: AlertFeatures
     private var tracker: AlertEventTracker
     private var decimator: Decimator?
     private var mono: [Float] = []
@@ -32,6 +32,7 @@ public final class AlertDetector: AudioProcessor {
     public init(network: AlertNetwork, settings: AlertEventTracker.Settings? = nil, channel: Int? = nil) {
         self.network = network
         self.channel = channel
+        features = AlertFeatures(windowFrames: network.windowFrames)
         tracker = AlertEventTracker(settings: settings ?? network.defaultSettings)
         changes = .allocate(capacity: Self.changeCapacity)
         changes.initialize(repeating: .ended(AlertEvent(alertClass: .siren, start: 0, end: 0, confidence: 0)), count: Self.changeCapacity)
@@ -56,7 +57,7 @@ public final class AlertDetector: AudioProcessor {
             throw EarshotError.invalidArgument("the alert detector runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
         }
         mono = [Float](repeating: 0, count: spec.maximumBlockFrames)
-        input = [Float](repeating: 0, count: AlertFeatures.inputCount)
+        input = [Float](repeating: 0, count: features.inputCount)
         reset()
     }
 

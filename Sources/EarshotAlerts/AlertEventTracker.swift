@@ -29,6 +29,10 @@ public struct AlertEventTracker {
         /// How long the smoothed probability must stay above its class's threshold before the event
         /// is announced.
         public var minimumSeconds = 0.2
+        /// A smoothed probability at which an event is announced at once, without waiting
+        /// `minimumSeconds` (never below the class's own threshold): an alert the network is sure
+        /// of need not prove itself for longer. nil: every event waits.
+        public var sureThreshold: Float? = nil
         /// How long it may stay below `offThreshold` without ending the event.
         public var holdSeconds = 2.5
         /// The smoothed probability of any alert class at which separation starts, below the
@@ -103,7 +107,14 @@ public struct AlertEventTracker {
         for (index, alertClass) in AlertClass.allCases.enumerated() {
             let p = smoothed[index + 1]  // the network's classes: background, then AlertClass's order
             let onThreshold = settings.onThresholds[index]
+            let sure = settings.sureThreshold.map { p >= max($0, onThreshold) } ?? false
             var state = states[index]
+            func announce() {
+                state.phase = .active
+                state.event = AlertEvent(alertClass: alertClass, start: time, end: time, confidence: Double(p))
+                state.lastHeard = time
+                report(.began(state.event))
+            }
             switch state.phase {
             case .idle:
                 // Only the most likely class may begin, and not while another is announced:
@@ -111,15 +122,13 @@ public struct AlertEventTracker {
                 if p >= onThreshold && p >= smoothed.max()! && !isAnnounced {
                     state.phase = .candidate(since: time)
                     state.lastHeard = time
+                    if sure { announce() }
                 }
             case .candidate(let since):
                 if p < onThreshold {
                     state.phase = .idle
-                } else if time - since >= settings.minimumSeconds - 1e-9 {
-                    state.phase = .active
-                    state.event = AlertEvent(alertClass: alertClass, start: time, end: time, confidence: Double(p))
-                    state.lastHeard = time
-                    report(.began(state.event))
+                } else if time - since >= settings.minimumSeconds - 1e-9 || sure {
+                    announce()
                 }
             case .active:
                 if p >= min(settings.offThreshold, onThreshold) {

@@ -9,14 +9,17 @@ import Foundation
 /// stream preceded by silence. Per frame and per mel band (64 Slaney bands, 50 Hz–8 kHz):
 /// the log-mel energy, and the band's tonality — its strongest bin over its weighted mean, in
 /// log10 — which sets a siren, a piezo tone or a chime apart from noise and most speech.
-/// The network sees the last `windowFrames` frames: log-mel, each band less its mean over the
-/// window (so neither input level nor microphone colour matters), and tonality as is.
+/// The network sees the last `windowFrames` frames (as many as it was trained on): log-mel, each
+/// band less its mean over the window (so neither input level nor microphone colour matters),
+/// and tonality as is.
 public struct AlertFeatures {
     public static let sampleRate = 16_000.0
     public static let frameSize = 1024
     public static let hop = 320
     public static let melCount = 64
-    public static let windowFrames = 50
+    /// Frames a network input holds unless the model says otherwise: 1 s.
+    public static let defaultWindowFrames = 50
+    public let windowFrames: Int
     static let floor: Float = 1e-10
 
     private var analyzer: STFTAnalyzer
@@ -32,7 +35,9 @@ public struct AlertFeatures {
     /// Samples of the next frame already fed.
     private var pendingSamples = 0
 
-    public init() {
+    public init(windowFrames: Int = Self.defaultWindowFrames) {
+        precondition(windowFrames >= 1)
+        self.windowFrames = windowFrames
         analyzer = STFTAnalyzer(configuration: STFTConfiguration(frameSize: Self.frameSize, hop: Self.hop, analysis: .hann))
         let bank = MelFilterbank(sampleRate: Self.sampleRate, fftSize: Self.frameSize, melCount: Self.melCount, minimumHz: 50, maximumHz: 8_000)
         filterbank = bank
@@ -41,11 +46,11 @@ public struct AlertFeatures {
         }
         power = [Float](repeating: 0, count: Self.frameSize / 2 + 1)
         mel = [Float](repeating: 0, count: Self.melCount)
-        history = [Float](repeating: 0, count: Self.windowFrames * 2 * Self.melCount)
+        history = [Float](repeating: 0, count: windowFrames * 2 * Self.melCount)
     }
 
     /// Values per network input: 2 × windowFrames × melCount.
-    public static var inputCount: Int { 2 * windowFrames * melCount }
+    public var inputCount: Int { 2 * windowFrames * Self.melCount }
 
     /// Feeds 16 kHz samples; `onFrame` runs after each new frame (with the frame count so far).
     public mutating func push(_ samples: UnsafeBufferPointer<Float>, onFrame: (inout AlertFeatures) -> Void) {
@@ -70,7 +75,7 @@ public struct AlertFeatures {
         power.withUnsafeBufferPointer { p in
             mel.withUnsafeMutableBufferPointer { filterbank.apply(power: p, into: $0) }
         }
-        newest = (newest + 1) % Self.windowFrames
+        newest = (newest + 1) % windowFrames
         frameCount += 1
         let row = newest * 2 * Self.melCount
         for m in 0..<Self.melCount {
@@ -90,7 +95,7 @@ public struct AlertFeatures {
     /// The network input for the window ending at the latest frame: [channel][frame][band],
     /// frames before the stream began counted as silence.
     public func window(into output: UnsafeMutablePointer<Float>) {
-        let frames = Self.windowFrames, bands = Self.melCount
+        let frames = windowFrames, bands = Self.melCount
         let silence = log10f(Self.floor)
         for m in 0..<bands {
             var sum: Float = 0

@@ -28,9 +28,12 @@ public final class AlertNetwork {
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
     /// The tracker at that operating point: those thresholds, the decisions it averages
-    /// (metadata `smoothing`) and how long a class must hold before it is announced (metadata
-    /// `minimum`, seconds), chosen with the thresholds; the tracker's defaults where absent.
+    /// (metadata `smoothing`), how long a class must hold before it is announced (metadata
+    /// `minimum`, seconds) and the probability announced at once (metadata `sure`), chosen with
+    /// the thresholds; the tracker's defaults where absent.
     public let defaultSettings: AlertEventTracker.Settings
+    /// Frames of features one input holds (metadata `window`; 50, one second, where absent).
+    public let windowFrames: Int
     private let columns: UnsafeMutablePointer<Float>
     private let activations: UnsafeMutablePointer<Float>
     private let pooled: UnsafeMutablePointer<Float>
@@ -48,8 +51,17 @@ public final class AlertNetwork {
         if let classes = model.metadata["classes"], classes != Self.classes.joined(separator: ",") {
             throw EarshotError.invalidArgument("the model's classes are \(classes), not \(Self.classes.joined(separator: ","))")
         }
+        var window = AlertFeatures.defaultWindowFrames
+        if let text = model.metadata["window"] {
+            // At least 8 frames, so the three poolings leave a row; at most 10 s of context.
+            guard let frames = Int(text), (8...500).contains(frames) else {
+                throw EarshotError.invalidArgument("the model's window '\(text)' is not a number of frames from 8 to 500")
+            }
+            window = frames
+        }
+        windowFrames = window
         var layers: [Layer] = []
-        var height = AlertFeatures.windowFrames, width = AlertFeatures.melCount
+        var height = window, width = AlertFeatures.melCount
         var largestColumns = 0, largestActivations = 0
         var cin = 2  // log-mel and tonality
         for i in 0..<Self.convolutionCount {
@@ -84,6 +96,12 @@ public final class AlertNetwork {
             }
             settings.minimumSeconds = minimum
         }
+        if let text = model.metadata["sure"] {
+            guard let sure = Float(text), sure > 0, sure <= 1 else {
+                throw EarshotError.invalidArgument("the model's sure threshold '\(text)' is not a probability from 0 to 1")
+            }
+            settings.sureThreshold = sure
+        }
         defaultSettings = settings
         columns = .allocate(capacity: largestColumns)
         activations = .allocate(capacity: largestActivations)
@@ -116,7 +134,7 @@ public final class AlertNetwork {
         pooledFeatures.deallocate()
     }
 
-    /// Class probabilities for one input of `AlertFeatures.inputCount` values
+    /// Class probabilities for one input of 2 × `windowFrames` × `AlertFeatures.melCount` values
     /// ([channel][frame][band]) into `probabilities` (`classes.count` values).
     public func classify(_ input: UnsafePointer<Float>, probabilities: UnsafeMutablePointer<Float>) {
         var source = UnsafeMutablePointer(mutating: input)

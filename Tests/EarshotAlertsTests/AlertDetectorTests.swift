@@ -35,11 +35,11 @@ struct ParityFixture: Decodable {
         let expected = try fixture()
         let signal = paritySignal(count: expected.sampleCount)
         let network = try AlertNetwork.bundled()
-        var features = AlertFeatures()
+        var features = AlertFeatures(windowFrames: network.windowFrames)
         var frames: [Int: [Float]] = [:]
         var outputs: [Int: [Float]] = [:]
         var row = [Float](repeating: 0, count: 2 * AlertFeatures.melCount)
-        var input = [Float](repeating: 0, count: AlertFeatures.inputCount)
+        var input = [Float](repeating: 0, count: features.inputCount)
         var probabilities = [Float](repeating: 0, count: AlertNetwork.classes.count)
         signal.withUnsafeBufferPointer { samples in
             features.push(samples) { features in
@@ -73,9 +73,9 @@ struct ParityFixture: Decodable {
         let signal = paritySignal(count: 40_000)
         let network = try AlertNetwork.bundled()
         func decisions(block: Int) -> [Float] {
-            var features = AlertFeatures()
+            var features = AlertFeatures(windowFrames: network.windowFrames)
             var out: [Float] = []
-            var input = [Float](repeating: 0, count: AlertFeatures.inputCount)
+            var input = [Float](repeating: 0, count: features.inputCount)
             var p = [Float](repeating: 0, count: 5)
             for start in stride(from: 0, to: signal.count, by: block) {
                 signal[start..<min(signal.count, start + block)].withUnsafeBufferPointer { chunk in
@@ -143,6 +143,31 @@ struct ParityFixture: Decodable {
         #expect(abs(ended.end - 6.9) < 0.25 && ended.confidence > 0.9)
     }
 
+    /// A decision the network is sure of is announced at once; one merely over its class's
+    /// threshold holds for the minimum duration first; a sure threshold under the class's own
+    /// announces nothing the class's threshold would not.
+    @Test func aSureDecisionIsAnnouncedAtOnce() {
+        func onset(_ siren: Float, sure: Float?, threshold: Float = 0.9) -> Double? {
+            var settings = AlertEventTracker.Settings(thresholds: [.siren: threshold])
+            settings.smoothing = 1
+            settings.minimumSeconds = 0.2
+            settings.sureThreshold = sure
+            var tracker = AlertEventTracker(settings: settings)
+            var quiet: [Float] = [1, 0, 0, 0, 0], p: [Float] = [1 - siren, siren, 0, 0, 0]
+            var began: Double?
+            for step in 1...10 { tracker.update(probabilities: &quiet, time: Double(step) / 10) { _ in } }
+            for step in 11...20 {
+                tracker.update(probabilities: &p, time: Double(step) / 10) { if case .began(let e) = $0, began == nil { began = e.start } }
+            }
+            return began
+        }
+        #expect(onset(0.999, sure: 0.995).map { abs($0 - 1.1) < 1e-9 } == true, "sure: the first decision")
+        #expect(onset(0.97, sure: 0.995).map { abs($0 - 1.3) < 1e-9 } == true, "over the threshold: after 0.2 s")
+        #expect(onset(0.999, sure: nil).map { abs($0 - 1.3) < 1e-9 } == true, "no sure threshold: after 0.2 s")
+        #expect(onset(0.8, sure: 0.5) == nil, "under the class's own threshold, sure or not")
+        #expect(onset(0.95, sure: 0.5, threshold: 0.9).map { abs($0 - 1.1) < 1e-9 } == true)
+    }
+
     /// Each class has its own on-threshold: a siren at 0.9 stays silent under a 0.95 threshold
     /// while a doorbell at 0.6 is announced under 0.5; the shipped network carries its own.
     @Test func thresholdsArePerClass() throws {
@@ -168,18 +193,23 @@ struct ParityFixture: Decodable {
         #expect(AlertClass.allCases.allSatisfy { network.defaultSettings[threshold: $0] == shipped[$0] })
     }
 
-    /// The smoothing and minimum duration the operating point was chosen with come with the
-    /// model; a model without them gets the tracker's defaults, and nonsensical ones are refused.
-    @Test func theModelCarriesItsSmoothingAndMinimum() throws {
+    /// The smoothing, minimum duration and sure threshold the operating point was chosen with,
+    /// and the window the network was trained on, come with the model; a model without them
+    /// gets the tracker's defaults (and a 1 s window), and nonsensical ones are refused.
+    @Test func theModelCarriesItsSmoothingMinimumAndWindow() throws {
         let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
             .appendingPathComponent("../../Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
         let bytes = try Data(contentsOf: url)
         let length = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
         var header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
-        func model(smoothing: String?, minimum: String? = nil) throws -> AlertNetwork {
-            var metadata = header["__metadata__"] as? [String: String] ?? [:]
+        let shipped = header["__metadata__"] as? [String: String] ?? [:]
+        func model(smoothing: String?, minimum: String? = nil, window: String? = shipped["window"],
+                   sure: String? = nil) throws -> AlertNetwork {
+            var metadata = shipped
             metadata["smoothing"] = smoothing
             metadata["minimum"] = minimum
+            metadata["window"] = window
+            metadata["sure"] = sure
             header["__metadata__"] = metadata
             let json = try JSONSerialization.data(withJSONObject: header)
             let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
@@ -194,6 +224,27 @@ struct ParityFixture: Decodable {
         #expect(try model(smoothing: "2", minimum: nil).defaultSettings.minimumSeconds == AlertEventTracker.Settings().minimumSeconds)
         for bad in ["-0.1", "3", "soon", "nan"] {
             #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", minimum: bad) }
+        }
+        #expect(try model(smoothing: "2", sure: "0.995").defaultSettings.sureThreshold == 0.995)
+        #expect(try model(smoothing: "2", sure: nil).defaultSettings.sureThreshold == nil)
+        for bad in ["0", "1.5", "nan", "always"] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", sure: bad) }
+        }
+        // The convolutions and global pooling take any length: the window is the model's to say.
+        let longer = try model(smoothing: "2", window: "150")
+        #expect(longer.windowFrames == 150)
+        #expect(try model(smoothing: "2", window: nil).windowFrames == AlertFeatures.defaultWindowFrames)
+        var features = AlertFeatures(windowFrames: longer.windowFrames)
+        var input = [Float](repeating: 0, count: features.inputCount)
+        var p = [Float](repeating: 0, count: AlertNetwork.classes.count)
+        paritySignal(count: 48_000).withUnsafeBufferPointer { samples in
+            features.push(samples) { _ in }
+        }
+        input.withUnsafeMutableBufferPointer { features.window(into: $0.baseAddress!) }
+        longer.classify(input, probabilities: &p)
+        #expect(abs(p.reduce(0, +) - 1) < 1e-4 && p.allSatisfy { $0.isFinite })
+        for bad in ["7", "501", "long", ""] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", window: bad) }
         }
     }
 
