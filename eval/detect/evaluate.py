@@ -268,8 +268,13 @@ def numpy_network(path):
 
 
 def calibration(stems, weights):
-    """Window-level reliability of the network's top probability on 0.5 s-spaced windows."""
+    """Window-level reliability of the network's top probability on 0.5 s-spaced windows, each as
+    long as the model says it hears (metadata `window`)."""
     import features as feat
+    from safetensors import safe_open
+    with safe_open(weights, "np") as f:
+        feat.WINDOW = int(f.metadata().get("window", feat.WINDOW))
+    heard = feat.WINDOW * feat.HOP / RATE
     forward = numpy_network(weights)
     confidence, correct = [], []
     for stem in stems:
@@ -280,7 +285,7 @@ def calibration(stems, weights):
         for end in range(feat.WINDOW - 1, len(frames), 25):
             t1 = (end + 1) * feat.HOP / RATE
             recent = [l for l in labels if min(l["end"], t1) - max(l["start"], t1 - 0.5) >= 0.1]
-            touched = [l for l in labels if l["start"] < t1 and l["end"] + 1.0 > t1 - 1.0]
+            touched = [l for l in labels if l["start"] < t1 and l["end"] + 1.0 > t1 - heard]
             if recent:
                 targets.append(feat.CLASSES.index(recent[0]["class"]))
             elif not touched:
