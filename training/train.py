@@ -100,15 +100,14 @@ def window_targets(targets, ends):
     """targets: (clips, frames) per-frame classes. A window is its alert's class when the alert
     sounds in at least a fifth of its newest 0.5 s; background when nothing sounds or is present
     anywhere in it; otherwise ignored. Returns (clips, len(ends))."""
-    half = RECENT
     out = np.full((len(targets), len(ends)), IGNORE, np.int64)
     for j, end in enumerate(ends):
-        recent = targets[:, end - half + 1:end + 1]
+        recent = targets[:, end - RECENT + 1:end + 1]
         whole = targets[:, end - feat.WINDOW + 1:end + 1]
         positive = recent > 0
         count = positive.sum(axis=1)
         klass = np.where(positive, recent, 0).max(axis=1)  # one alert per clip
-        out[:, j] = np.where(count >= 0.2 * half, klass, np.where((whole == 0).all(axis=1), 0, IGNORE))
+        out[:, j] = np.where(count >= 0.2 * RECENT, klass, np.where((whole == 0).all(axis=1), 0, IGNORE))
     return out
 
 
@@ -372,14 +371,21 @@ def export(tensors, path, temperature, tracker, thresholds):
         "thresholds": ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, thresholds))})
 
 
+def exported(path):
+    """Exported weights and their metadata; the features take the window the model hears."""
+    from safetensors import safe_open
+    from safetensors.torch import load_file
+    with safe_open(path, "pt") as f:
+        metadata = f.metadata()
+    feat.WINDOW = int(metadata.get("window", feat.WINDOW))
+    return load_file(path), metadata
+
+
 def rechoose(args):
     """A new operating point for exported weights, without training: the report keeps its
     calibration, the weights their tensors."""
-    from safetensors import safe_open
-    from safetensors.torch import load_file
-    tensors = load_file(args.weights)
-    with safe_open(args.weights, "pt") as f:
-        temperature = float(f.metadata()["temperature"])
+    tensors, metadata = exported(args.weights)
+    temperature = float(metadata["temperature"])
     network = Folded(tensors)
     dev_frames, dev_targets, _ = load(args.dev)
     tracker, thresholds, operating = choose_operating_point(
@@ -415,9 +421,10 @@ def main():
     parser.add_argument("--parity-only", action="store_true",
                         help="only write the parity fixture of the exported weights (after a change to the features)")
     args = parser.parse_args()
+    if not RECENT <= args.window <= 500:
+        parser.error(f"--window {args.window}: a window holds {RECENT} to 500 frames")
     if args.parity_only:
-        from safetensors.torch import load_file
-        return write_parity(load_file(args.weights), args.parity)
+        return write_parity(exported(args.weights)[0], args.parity)
     if args.operating_point_only:
         return rechoose(args)
     feat.WINDOW = args.window
