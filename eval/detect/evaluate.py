@@ -7,8 +7,11 @@ R1. Real alert clips (ProtoSound sirens, smoke alarms, car horns and doorbells o
     in real speech, noisy speech, babble, household sounds and music-like beds, through rooms.
 R1b. The same short (1 s) clips repeated to 4 s with 50 ms gaps, as a siren or an alarm goes on
     sounding: a real alert lasting seconds, as most real recordings of one do.
+R1c. The same clips (the short ones repeated) sounding from the first moment of 3 s recordings:
+    a detector's first second, before its window has filled, as a short recording has it.
 R2. Synthetic alerts from evaluation seeds in the same real backgrounds, for recall per class.
 R3. Over an hour of real alert-free audio of those kinds: false alarms per hour, every class.
+R3b. Half an hour of it as 3 s recordings: 600 first seconds that must not fire either.
 R4. Calibration: every 0.5 s window of R1-R3 through the shipped network (numpy), reliability
     and expected calibration error.
 Then the synthetic evaluation as before:
@@ -200,16 +203,39 @@ def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source):
     write_item(stem, mix, [alert_label(klass, track, snr, kind, source)], track)
 
 
+def opening_mixture(stem, seed, bank, alert, klass, snr):
+    """One alert at `snr` dB in 3 s of a real background, sounding within its first 0.5 s."""
+    if os.path.exists(stem + ".json"):
+        return
+    rng = np.random.default_rng(seed)
+    n = 3 * RATE
+    bed, kind = ra.background(rng, bank, n)
+    start = int(rng.uniform(0, 0.5) * RATE)
+    mix, track = ra.place_alert(rng, bank, alert[:n - start], bed, snr, start)
+    mix, track = ra.finish(rng, mix, track)
+    write_item(stem, mix, [alert_label(klass, track, snr, kind, "real clip at the start")], track)
+
+
+def quiet_item(stem, seed, bank, seconds):
+    if os.path.exists(stem + ".json"):
+        return
+    item_rng = np.random.default_rng(seed)
+    bed, kind = ra.background(item_rng, bank, int(seconds * RATE))
+    mix, = ra.finish(item_rng, bed)
+    write_item(stem, mix, [])
+    json.dump({"background": kind}, open(stem + ".kind.json", "w"))
+
+
 def real_sets(folder, data, earshot, quiet_minutes):
     """R1 (real alert clips), R1b (the short ones repeated), R2 (synthetic alerts from evaluation
-    seeds) and R3 (alert-free), all in real backgrounds of the development split; returns four
-    lists of stems."""
+    seeds), R1c (real clips from a recording's start), R3 (alert-free) and R3b (alert-free, short),
+    all in real backgrounds of the development split; returns six lists of stems."""
     bank = ra.Bank(data, "dev")
     if not bank:
         print(f"no real recordings under {data}: skipping the real-audio evaluation", file=sys.stderr)
-        return [], [], [], []
-    clips, looped, synthetic, quiet = [], [], [], []
-    for name in ("clips", "looped"):
+        return [], [], [], [], [], []
+    clips, looped, opening, synthetic, quiet, short_quiet = [], [], [], [], [], []
+    for name in ("clips", "looped", "opening"):
         os.makedirs(os.path.join(folder, name), exist_ok=True)
     for klass in ra.ALERTS:
         for c, clip in enumerate(bank.alerts[klass]):
@@ -223,6 +249,9 @@ def real_sets(folder, data, earshot, quiet_minutes):
                         looped.append(os.path.join(folder, "looped", name))
                         alert_mixture(looped[-1], [2030, len(looped)], bank, ra.repeated(clip, 4 * RATE, 0.05),
                                       klass, snr, 6, "real clip repeated")
+                    opening.append(os.path.join(folder, "opening", name))
+                    opening_mixture(opening[-1], [2031, len(opening)], bank,
+                                    ra.repeated(clip, 3 * RATE, 0.05) if short else clip, klass, snr)
     os.makedirs(os.path.join(folder, "synthetic"), exist_ok=True)
     alerts = ra.synthetic_alerts(earshot, os.path.join(folder, "synthetic", "alerts"), "eval", 30)
     for klass in ra.ALERTS:
@@ -233,16 +262,13 @@ def real_sets(folder, data, earshot, quiet_minutes):
             alert_mixture(stem, [2028, len(synthetic)], bank, alert, klass, snr, 5, "synthetic")
     os.makedirs(os.path.join(folder, "quiet"), exist_ok=True)
     for i in range(int(np.ceil(quiet_minutes))):
-        stem = os.path.join(folder, "quiet", f"quiet{i:03d}")
-        quiet.append(stem)
-        if os.path.exists(stem + ".json"):
-            continue
-        item_rng = np.random.default_rng([2029, i])
-        bed, kind = ra.background(item_rng, bank, 60 * RATE)
-        mix, = ra.finish(item_rng, bed)
-        write_item(stem, mix, [])
-        json.dump({"background": kind}, open(stem + ".kind.json", "w"))
-    return clips, looped, synthetic, quiet
+        quiet.append(os.path.join(folder, "quiet", f"quiet{i:03d}"))
+        quiet_item(quiet[-1], [2029, i], bank, 60)
+    os.makedirs(os.path.join(folder, "short-quiet"), exist_ok=True)
+    for i in range(int(np.ceil(quiet_minutes * 10))):
+        short_quiet.append(os.path.join(folder, "short-quiet", f"quiet{i:04d}"))
+        quiet_item(short_quiet[-1], [2032, i], bank, 3)
+    return clips, looped, opening, synthetic, quiet, short_quiet
 
 
 def numpy_network(path):
@@ -326,7 +352,7 @@ def main():
     rng = np.random.default_rng(2026)
 
     print("Preparing evaluation audio (cached in eval/data/detect)…", file=sys.stderr)
-    clips, looped, synthetic, real_quiet = real_sets(os.path.join(args.out, "realaudio"), args.data, args.earshot,
+    clips, looped, opening, synthetic, real_quiet, short_quiet = real_sets(os.path.join(args.out, "realaudio"), args.data, args.earshot,
                                              args.quiet_minutes)
     if not args.real_only:
         scenes = run_scenes(args.earshot, os.path.join(args.out, "scenes"), range(900_000, 900_000 + args.scenes), 120, 8, args.data)
@@ -368,8 +394,11 @@ def main():
     if clips:
         summarise(f"R1. Real alert clips (development split) in real backgrounds, -5…+10 dB ({len(clips)} mixtures)", run_all(clips))
         summarise(f"R1b. The short real clips repeated to 4 s, -5…+10 dB ({len(looped)} mixtures)", run_all(looped))
+        summarise(f"R1c. The real clips from the first moment of 3 s recordings, -5…+10 dB ({len(opening)} mixtures)",
+                  run_all(opening))
         summarise(f"R2. Synthetic alerts (evaluation seeds) in real backgrounds, -5…+10 dB ({len(synthetic)} mixtures)", run_all(synthetic))
         false_alarms("R3. Real alert-free audio (development speakers and clips)", real_quiet)
+        false_alarms(f"R3b. The same kinds as {len(short_quiet)} recordings of 3 s", short_quiet)
         calibration(clips + synthetic + real_quiet[:20], args.weights)
     if args.real_only:
         print(f"\n`earshot detect` real-time factor (whole process, file reading included): {busy / seconds:.4f}")
