@@ -43,7 +43,7 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
-def make_clip(rng, bank, alerts, scenes, alert_share=0.5):
+def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False):
     n = int(CLIP_SECONDS * ra.RATE)
     bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     klass = None
@@ -61,6 +61,8 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5):
             alert = pool[int(rng.integers(len(pool)))]
             s = int(rng.integers(0, max(1, len(alert) - 2 * ra.RATE)))
             alert = alert[s:s + int(rng.uniform(1.5, 7) * ra.RATE)]
+        if augment:
+            alert = ra.as_sounded(rng, alert, klass)
         alert = alert[:n]
         start = int(rng.integers(0, max(1, n - len(alert) // 2)))
         bed, track = ra.place_alert(rng, bank, alert, bed, rng.uniform(-10, 20), start)
@@ -80,7 +82,7 @@ def load_sources(data, synth_folder, split):
 
 
 def worker(args):
-    index, count, seed, out, alert_share = args
+    index, count, seed, out, alert_share, augment = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
@@ -88,7 +90,7 @@ def worker(args):
     bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -130,7 +132,8 @@ def main():
                             "-o", path + ".tmp.wav", "--labels", path + ".json"], check=True, stderr=subprocess.DEVNULL)
             os.replace(path + ".tmp.wav", path)
     first = CLIP_SEEDS[args.split] if args.seed is None else args.seed
-    shards = [(i, args.shard, first + i, args.out, args.alert_share) for i in range(args.clips // args.shard)]
+    augment = args.split == "train"  # the development clips stay as they were: the yardstick
+    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment) for i in range(args.clips // args.shard)]
     with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):
             print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)

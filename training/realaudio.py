@@ -372,6 +372,21 @@ def events_track(rng, bank, n):
     return out
 
 
+def as_sounded(rng, alert, klass):
+    """Variety that real alerts have and the synthetic ones lack (training only): another pitch
+    and tempo together (a resampled copy; sirens differ most from model to model), and for
+    sirens and car horns a horn loudspeaker's band (little fundamental) and its distortion."""
+    if rng.random() < 0.5:
+        low, high = (0.7, 1.45) if klass == "siren" else (0.85, 1.2)
+        alert = soxr.resample(alert, RATE * rng.uniform(low, high), RATE)
+    if klass in ("siren", "car_horn") and rng.random() < 0.4:
+        b, a = scipy.signal.butter(2, rng.uniform(250, 800), btype="high", fs=RATE)
+        alert = scipy.signal.lfilter(b, a, alert)
+        drive = rng.uniform(1.5, 10)
+        alert = np.tanh(drive * alert / (np.abs(alert).max() + 1e-12)) / np.tanh(drive)
+    return alert
+
+
 def repeated(clip, length, gap_seconds):
     """`clip` again and again, `gap_seconds` apart, for `length` samples: an alarm or a horn
     going on sounding."""
