@@ -10,7 +10,9 @@ Per frame and per mel band (64 Slaney bands, 50 Hz - 8 kHz, as librosa builds th
                band's mean; noise and speech do not.
 A network input is the last WINDOW frames: log-mel, each band less its mean over the window
 (so neither the level nor the colour of the input matters), and tonality as is
-(`network_input`, which training and the references share).
+(`network_input`, which training and the references share). A stream decides from its first
+STRIDE frames on: frames before it began are silence (`as_stream`), log-mel log10(FLOOR) and
+tonality 0, what an all-zero frame gives.
 """
 import numpy as np
 import librosa
@@ -69,6 +71,16 @@ def network_input(w):
     return np.ascontiguousarray(np.stack([logmel, w[..., 1, :]], axis=-3))
 
 
+def as_stream(frames):
+    """Frames (..., count, 2, MELS) preceded by WINDOW - 1 frames of silence, so that a window
+    may end at any of them: frame i of the input is frame i + WINDOW - 1 of the result."""
+    frames = np.asarray(frames)
+    silence = np.zeros(frames.shape[:-3] + (WINDOW - 1, 2, MELS), frames.dtype)
+    silence[..., 0, :] = np.log10(FLOOR)
+    return np.concatenate([silence, frames], axis=-3)
+
+
 def window_input(frames, end):
-    """The network input for the window ending at frame `end` (inclusive): (2, WINDOW, MELS)."""
-    return network_input(frames[end - WINDOW + 1:end + 1])
+    """The network input for the window ending at frame `end` (inclusive), however early:
+    (2, WINDOW, MELS)."""
+    return network_input(as_stream(frames[max(0, end - WINDOW + 1):end + 1])[-WINDOW:])

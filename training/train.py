@@ -97,13 +97,14 @@ def warm_start(model, path):
 # --- data ---------------------------------------------------------------------------------
 
 def window_targets(targets, ends):
-    """targets: (clips, frames) per-frame classes. A window is its alert's class when the alert
-    sounds in at least a fifth of its newest 0.5 s; background when nothing sounds or is present
-    anywhere in it; otherwise ignored. Returns (clips, len(ends))."""
+    """targets: (clips, frames) per-frame classes; ends: window ends in stream frames
+    (`decision_ends`). A window is its alert's class when the alert sounds in at least a fifth
+    of its newest 0.5 s; background when nothing sounds or is present anywhere in it (before the
+    stream began nothing is); otherwise ignored. Returns (clips, len(ends))."""
     out = np.full((len(targets), len(ends)), IGNORE, np.int64)
-    for j, end in enumerate(ends):
-        recent = targets[:, end - RECENT + 1:end + 1]
-        whole = targets[:, end - feat.WINDOW + 1:end + 1]
+    for j, end in enumerate(ends - (feat.WINDOW - 1)):
+        recent = targets[:, max(0, end - RECENT + 1):end + 1]
+        whole = targets[:, max(0, end - feat.WINDOW + 1):end + 1]
         positive = recent > 0
         count = positive.sum(axis=1)
         klass = np.where(positive, recent, 0).max(axis=1)  # one alert per clip
@@ -111,12 +112,19 @@ def window_targets(targets, ends):
     return out
 
 
+def decision_ends(frames):
+    """The frames (of `load`'s stream frames) at which a stream decides: every STRIDE frames
+    from its first STRIDE on, the first windows reaching back into the silence before it."""
+    return np.arange(feat.WINDOW - 1 + feat.STRIDE - 1, frames.shape[1], feat.STRIDE)
+
+
 def load(folder):
+    """Frames as a stream sees them (`features.as_stream`), per-frame targets and kinds."""
     shards = sorted(glob.glob(os.path.join(folder, "shard*.npz")))
     if not shards:
         raise SystemExit(f"no clips in {folder}: run make_realset.py first")
     parts = [np.load(p) for p in shards]
-    frames = np.concatenate([p["frames"] for p in parts])
+    frames = feat.as_stream(np.concatenate([p["frames"] for p in parts]))
     targets = np.concatenate([p["targets"] for p in parts])
     kinds = np.concatenate([p["kinds"] for p in parts])
     return frames, targets, kinds
@@ -194,8 +202,6 @@ def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None):
     the clip's class), false alarms per hour of alert-free audio (any class), wrong-class
     events per hour of alert audio, and the median and 90th-percentile delay of the hits."""
     klass = targets.max(axis=1)
-    # A decision's time in track() counts from the first whole window; the audio's from 0.
-    offset = feat.WINDOW * feat.HOP / feat.SAMPLE_RATE - 0.1
     hits, false, wrong, delays = np.zeros(len(ALERT_CLASSES)), 0, 0, []
     for c in range(len(decisions)):
         events = track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum, sure=sure)
@@ -207,7 +213,7 @@ def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None):
         heard = [t for e, t in events if e == k]
         if heard:
             hits[k - 1] += 1
-            delays.append(heard[0] + offset - onset)
+            delays.append(heard[0] - onset)  # decision t ends at (t + 1) * STRIDE frames
         wrong += sum(1 for e, _ in events if e != k)
     counts = np.array([np.sum(klass == k) for k in range(1, len(feat.CLASSES))])
     return {"recall": {c: round(float(h / max(1, n)), 3) for c, h, n in zip(ALERT_CLASSES, hits, counts)},
@@ -301,9 +307,9 @@ def parity_signal(sample_count):
 
 
 def clip_logits(network, frames):
-    """A network's logits for every decision over whole clips (each 100 ms once a window is
-    whole): (clips, decisions, classes)."""
-    ends = np.arange(feat.WINDOW - 1, frames.shape[1], feat.STRIDE)
+    """A network's logits for every decision a stream makes over whole clips (each 100 ms from
+    its start): (clips, decisions, classes)."""
+    ends = decision_ends(frames)
     every = logits_of(network, frames, np.repeat(np.arange(len(frames)), len(ends)), np.tile(ends, len(frames)))
     return every.reshape(len(frames), len(ends), -1)
 
@@ -409,6 +415,7 @@ def main():
     parser.add_argument("--channels", default=",".join(map(str, CHANNELS)))
     parser.add_argument("--init", default=None,
                         help="start from an exported detector (safetensors) of the same shape instead of at random")
+    parser.add_argument("--learning-rate", type=float, default=3e-3, help="the one-cycle schedule's peak")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--window", type=int, default=feat.WINDOW, help="frames a network input holds")
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 2)
@@ -434,7 +441,7 @@ def main():
 
     frames, targets, _ = load(args.train)
     dev_frames, dev_targets, _ = load(args.dev)
-    ends = np.arange(feat.WINDOW - 1, frames.shape[1], feat.STRIDE)
+    ends = decision_ends(frames)
     y = window_targets(targets, ends)
     clip_index, end_index = np.nonzero(y != IGNORE)
     train_y = y[clip_index, end_index]
@@ -451,10 +458,10 @@ def main():
     model = AlertNet([int(c) for c in args.channels.split(",")])
     if args.init:
         warm_start(model, args.init)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-3)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=1e-3)
     batch = 256
     steps_per_epoch = args.windows // batch
-    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=3e-3, total_steps=args.epochs * steps_per_epoch)
+    schedule = torch.optim.lr_scheduler.OneCycleLR(optimiser, max_lr=args.learning_rate, total_steps=args.epochs * steps_per_epoch)
     start_epoch, hard = 0, None
     if os.path.exists(args.checkpoint):
         state = torch.load(args.checkpoint, weights_only=False)
@@ -542,7 +549,7 @@ def write_parity(tensors, path):
     """Features of an exactly computable signal, and the exported network's outputs."""
     signal = parity_signal(int(2.6 * feat.SAMPLE_RATE))
     parity_frames = feat.frame_features(signal)
-    parity_ends = list(range(feat.WINDOW - 1, len(parity_frames), 15))
+    parity_ends = [4, 19, 34] + list(range(feat.WINDOW - 1, len(parity_frames), 15))  # the first reach back before the stream
     x = torch.stack([torch.from_numpy(feat.window_input(parity_frames, e)) for e in parity_ends])
     with torch.no_grad():
         folded = F.softmax(Folded(tensors)(x), dim=1)
