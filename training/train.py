@@ -430,6 +430,8 @@ def main():
     args = parser.parse_args()
     if not RECENT <= args.window <= 500:
         parser.error(f"--window {args.window}: a window holds {RECENT} to 500 frames")
+    if not 0 < args.learning_rate <= 0.1:  # also refuses NaN
+        parser.error(f"--learning-rate {args.learning_rate}: give a peak in (0, 0.1]")
     if args.parity_only:
         return write_parity(exported(args.weights)[0], args.parity)
     if args.operating_point_only:

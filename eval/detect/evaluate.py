@@ -352,8 +352,8 @@ def main():
     rng = np.random.default_rng(2026)
 
     print("Preparing evaluation audio (cached in eval/data/detect)…", file=sys.stderr)
-    clips, looped, opening, synthetic, real_quiet, short_quiet = real_sets(os.path.join(args.out, "realaudio"), args.data, args.earshot,
-                                             args.quiet_minutes)
+    clips, looped, opening, synthetic, real_quiet, short_quiet = real_sets(
+        os.path.join(args.out, "realaudio"), args.data, args.earshot, args.quiet_minutes)
     if not args.real_only:
         scenes = run_scenes(args.earshot, os.path.join(args.out, "scenes"), range(900_000, 900_000 + args.scenes), 120, 8, args.data)
         quiet = run_scenes(args.earshot, os.path.join(args.out, "quiet"),
