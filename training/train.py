@@ -164,9 +164,8 @@ def track(decisions, thresholds, off=0.3, smoothing=3, minimum=0.2, hold=2.5, st
         for k in range(len(ALERT_CLASSES)):
             p, on = smoothed[k + 1], thresholds[k]
             certain = sure is not None and p >= max(sure, on)
-            announced = any(ph == "active" for ph in phase)
-            if phase[k] == "idle":
-                if p >= on and p >= smoothed.max() and not announced:
+            if phase[k] == "idle":  # as AlertEventTracker: the most likely class may begin
+                if p >= on and p >= smoothed.max():
                     phase[k], since[k], heard[k] = "candidate", now, now
                     if certain:
                         phase[k] = "active"

@@ -83,8 +83,6 @@ public struct AlertEventTracker {
         smoothed = [Float](repeating: 0, count: AlertNetwork.classes.count)
     }
 
-    private var isAnnounced: Bool { states.contains { $0.phase.isActive } }
-
     /// Whether an alert may be sounding: one is announced or about to be, or some alert class
     /// is at least `separationThreshold` likely. The separator listens to this.
     public var isAlerting: Bool {
@@ -117,9 +115,10 @@ public struct AlertEventTracker {
             }
             switch state.phase {
             case .idle:
-                // Only the most likely class may begin, and not while another is announced:
-                // one sound, one announcement (a smoke alarm's warble is not also a siren).
-                if p >= onThreshold && p >= smoothed.max()! && !isAnnounced {
+                // Only the most likely class may begin: one sound, one announcement (a smoke
+                // alarm's warble is not also a siren). Another class already announced does not
+                // stop it: a car horn in traffic must not hide the siren that follows it.
+                if p >= onThreshold && p >= smoothed.max()! {
                     state.phase = .candidate(since: time)
                     state.lastHeard = time
                     if sure { announce() }

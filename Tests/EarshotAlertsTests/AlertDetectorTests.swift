@@ -168,6 +168,26 @@ struct ParityFixture: Decodable {
         #expect(onset(0.95, sure: 0.5, threshold: 0.9).map { abs($0 - 1.1) < 1e-9 } == true)
     }
 
+    /// A siren that follows a car horn is announced while the horn's event is still held (in
+    /// traffic the horn must not hide it); a class that is not the most likely never begins.
+    @Test func anAlertAfterAnotherIsAnnounced() {
+        var tracker = AlertEventTracker(settings: .init(thresholds: [.siren: 0.9, .carHorn: 0.9]))
+        var began: [(AlertClass, Double)] = []
+        func feed(_ p: [Float], from start: Int, to end: Int) {
+            var p = p
+            for step in start...end {
+                tracker.update(probabilities: &p, time: Double(step) / 10) { if case .began(let e) = $0 { began.append((e.alertClass, e.start)) } }
+            }
+        }
+        feed([0.05, 0, 0, 0.95, 0], from: 1, to: 5)    // a horn, 0.5 s
+        feed([0.02, 0.97, 0, 0.01, 0], from: 6, to: 15)  // then a siren, within the horn's hold
+        #expect(began.map(\.0) == [.carHorn, .siren])
+        // Smoothed over three decisions it passes 0.9 at 0.8 s, and holds 0.2 s: as if alone.
+        #expect(began.last.map { abs($0.1 - 1.0) < 1e-9 } == true, "the siren is announced as it would be alone")
+        feed([0.05, 0.03, 0, 0.92, 0], from: 16, to: 20)  // the horn again, its event still held
+        #expect(began.count == 2, "a class already announced does not begin again")
+    }
+
     /// Each class has its own on-threshold: a siren at 0.9 stays silent under a 0.95 threshold
     /// while a doorbell at 0.6 is announced under 0.5; the shipped network carries its own.
     @Test func thresholdsArePerClass() throws {

@@ -216,6 +216,23 @@ def opening_mixture(stem, seed, bank, alert, klass, snr):
     write_item(stem, mix, [alert_label(klass, track, snr, kind, "real clip at the start")], track)
 
 
+def traffic_mixture(stem, seed, bank, siren, horn, snr):
+    """3 s of a real background in which a real car horn sounds first (0–0.3 s, 0–10 dB) and a
+    siren begins 0.3–0.8 s in, at `snr` dB: an ambulance in traffic."""
+    if os.path.exists(stem + ".json"):
+        return
+    rng = np.random.default_rng(seed)
+    n = 3 * RATE
+    bed, kind = ra.background(rng, bank, n)
+    horn_snr = round(float(rng.uniform(0, 10)), 1)
+    mix, honk = ra.place_alert(rng, bank, horn[:int(0.8 * RATE)], bed, horn_snr, int(rng.uniform(0, 0.3) * RATE))
+    start = int(rng.uniform(0.3, 0.8) * RATE)
+    mix, track = ra.place_alert(rng, bank, siren[:n - start], mix, snr, start)
+    mix, honk, track = ra.finish(rng, mix, honk, track)
+    write_item(stem, mix, [alert_label("siren", track, snr, kind, "synthetic siren after a real horn"),
+                           alert_label("car_horn", honk, horn_snr, kind, "real horn before a siren")], track + honk)
+
+
 def quiet_item(stem, seed, bank, seconds):
     if os.path.exists(stem + ".json"):
         return
@@ -228,13 +245,14 @@ def quiet_item(stem, seed, bank, seconds):
 
 def real_sets(folder, data, earshot, quiet_minutes):
     """R1 (real alert clips), R1b (the short ones repeated), R2 (synthetic alerts from evaluation
-    seeds), R1c (real clips from a recording's start), R3 (alert-free) and R3b (alert-free, short),
-    all in real backgrounds of the development split; returns six lists of stems."""
+    seeds), R1c (real clips from a recording's start), R4 (R2's sirens after a real car horn),
+    R3 (alert-free) and R3b (alert-free, short), all in real backgrounds of the development
+    split; returns seven lists of stems."""
     bank = ra.Bank(data, "dev")
     if not bank:
         print(f"no real recordings under {data}: skipping the real-audio evaluation", file=sys.stderr)
-        return [], [], [], [], [], []
-    clips, looped, opening, synthetic, quiet, short_quiet = [], [], [], [], [], []
+        return [], [], [], [], [], [], []
+    clips, looped, opening, synthetic, traffic, quiet, short_quiet = [], [], [], [], [], [], []
     for name in ("clips", "looped", "opening"):
         os.makedirs(os.path.join(folder, name), exist_ok=True)
     for klass in ra.ALERTS:
@@ -260,6 +278,14 @@ def real_sets(folder, data, earshot, quiet_minutes):
             stem = os.path.join(folder, "synthetic", f"{klass}{i}_{snr:+d}dB")
             synthetic.append(stem)
             alert_mixture(stem, [2028, len(synthetic)], bank, alert, klass, snr, 5, "synthetic")
+    os.makedirs(os.path.join(folder, "traffic"), exist_ok=True)
+    for i, siren in enumerate(alerts["siren"]):
+        for variant in range(2):
+            stem = os.path.join(folder, "traffic", f"siren{i}_{variant}")
+            traffic.append(stem)
+            horns = bank.alerts["car_horn"]
+            traffic_mixture(stem, [2033, i, variant], bank, siren, horns[(2 * i + variant) % len(horns)],
+                            (-5, 0, 5, 10)[(i + variant) % 4])
     os.makedirs(os.path.join(folder, "quiet"), exist_ok=True)
     for i in range(int(np.ceil(quiet_minutes))):
         quiet.append(os.path.join(folder, "quiet", f"quiet{i:03d}"))
@@ -268,7 +294,7 @@ def real_sets(folder, data, earshot, quiet_minutes):
     for i in range(int(np.ceil(quiet_minutes * 10))):
         short_quiet.append(os.path.join(folder, "short-quiet", f"quiet{i:04d}"))
         quiet_item(short_quiet[-1], [2032, i], bank, 3)
-    return clips, looped, opening, synthetic, quiet, short_quiet
+    return clips, looped, opening, synthetic, traffic, quiet, short_quiet
 
 
 def numpy_network(path):
@@ -352,7 +378,7 @@ def main():
     rng = np.random.default_rng(2026)
 
     print("Preparing evaluation audio (cached in eval/data/detect)…", file=sys.stderr)
-    clips, looped, opening, synthetic, real_quiet, short_quiet = real_sets(
+    clips, looped, opening, synthetic, traffic, real_quiet, short_quiet = real_sets(
         os.path.join(args.out, "realaudio"), args.data, args.earshot, args.quiet_minutes)
     if not args.real_only:
         scenes = run_scenes(args.earshot, os.path.join(args.out, "scenes"), range(900_000, 900_000 + args.scenes), 120, 8, args.data)
@@ -397,6 +423,8 @@ def main():
         summarise(f"R1c. The real clips from the first moment of 3 s recordings, -5…+10 dB ({len(opening)} mixtures)",
                   run_all(opening))
         summarise(f"R2. Synthetic alerts (evaluation seeds) in real backgrounds, -5…+10 dB ({len(synthetic)} mixtures)", run_all(synthetic))
+        summarise(f"R4. R2's sirens after a real car horn in 3 s recordings, -5…+10 dB ({len(traffic)} mixtures)",
+                  run_all(traffic))
         false_alarms("R3. Real alert-free audio (development speakers and clips)", real_quiet)
         false_alarms(f"R3b. The same kinds as {len(short_quiet)} recordings of 3 s", short_quiet)
         calibration(clips + synthetic + real_quiet[:20], args.weights)
