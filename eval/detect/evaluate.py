@@ -10,6 +10,8 @@ R1b. The same short (1 s) clips repeated to 4 s with 50 ms gaps, as a siren or a
 R1c. The same clips (the short ones repeated) sounding from the first moment of 3 s recordings:
     a detector's first second, before its window has filled, as a short recording has it.
 R2. Synthetic alerts from evaluation seeds in the same real backgrounds, for recall per class.
+R2b. R2's sirens beginning 0.3-0.8 s into 3 s recordings just after a real car horn (both
+    labelled): an ambulance in traffic, where an announced horn must not hide the siren.
 R3. Over an hour of real alert-free audio of those kinds: false alarms per hour, every class.
 R3b. Half an hour of it as 3 s recordings: 600 first seconds that must not fire either.
 R4. Calibration: every 0.5 s window of R1-R3 through the shipped network (numpy), reliability
@@ -245,7 +247,7 @@ def quiet_item(stem, seed, bank, seconds):
 
 def real_sets(folder, data, earshot, quiet_minutes):
     """R1 (real alert clips), R1b (the short ones repeated), R2 (synthetic alerts from evaluation
-    seeds), R1c (real clips from a recording's start), R4 (R2's sirens after a real car horn),
+    seeds), R1c (real clips from a recording's start), R2b (R2's sirens after a real car horn),
     R3 (alert-free) and R3b (alert-free, short), all in real backgrounds of the development
     split; returns seven lists of stems."""
     bank = ra.Bank(data, "dev")
@@ -279,11 +281,11 @@ def real_sets(folder, data, earshot, quiet_minutes):
             synthetic.append(stem)
             alert_mixture(stem, [2028, len(synthetic)], bank, alert, klass, snr, 5, "synthetic")
     os.makedirs(os.path.join(folder, "traffic"), exist_ok=True)
+    horns = bank.alerts["car_horn"]
     for i, siren in enumerate(alerts["siren"]):
         for variant in range(2):
             stem = os.path.join(folder, "traffic", f"siren{i}_{variant}")
             traffic.append(stem)
-            horns = bank.alerts["car_horn"]
             traffic_mixture(stem, [2033, i, variant], bank, siren, horns[(2 * i + variant) % len(horns)],
                             (-5, 0, 5, 10)[(i + variant) % 4])
     os.makedirs(os.path.join(folder, "quiet"), exist_ok=True)
@@ -423,7 +425,7 @@ def main():
         summarise(f"R1c. The real clips from the first moment of 3 s recordings, -5…+10 dB ({len(opening)} mixtures)",
                   run_all(opening))
         summarise(f"R2. Synthetic alerts (evaluation seeds) in real backgrounds, -5…+10 dB ({len(synthetic)} mixtures)", run_all(synthetic))
-        summarise(f"R4. R2's sirens after a real car horn in 3 s recordings, -5…+10 dB ({len(traffic)} mixtures)",
+        summarise(f"R2b. R2's sirens after a real car horn in 3 s recordings, -5…+10 dB ({len(traffic)} mixtures)",
                   run_all(traffic))
         false_alarms("R3. Real alert-free audio (development speakers and clips)", real_quiet)
         false_alarms(f"R3b. The same kinds as {len(short_quiet)} recordings of 3 s", short_quiet)
