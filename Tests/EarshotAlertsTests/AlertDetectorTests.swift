@@ -169,7 +169,8 @@ struct ParityFixture: Decodable {
     }
 
     /// A siren that follows a car horn is announced while the horn's event is still held (in
-    /// traffic the horn must not hide it); a class that is not the most likely never begins.
+    /// traffic the horn must not hide it), as soon as it would be alone; the horn, still held,
+    /// is not announced again.
     @Test func anAlertAfterAnotherIsAnnounced() {
         var tracker = AlertEventTracker(settings: .init(thresholds: [.siren: 0.9, .carHorn: 0.9]))
         var began: [(AlertClass, Double)] = []
