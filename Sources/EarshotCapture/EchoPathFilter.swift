@@ -36,6 +36,9 @@ final class EchoPathFilter {
     /// only its uncertainty was raised to 2.5–3.4 dB).
     static let staleRatio: Float = 2
     static let staleBlocks = 8
+    /// A sample at or over this is taken to be clipped by the converter (float full scale is 1;
+    /// 16-bit full scale is 32767/32768).
+    static let fullScale: Float = 0.999
 
     private let fft: RealFFT
     private let bins: Int
@@ -116,7 +119,12 @@ final class EchoPathFilter {
         fft.inverse()
         var micEnergy: Float = 0, errorEnergy: Float = 0
         for i in 0..<b {
-            error[i] = mic[i] - time[b + i]
+            // A microphone driven past full scale heard only full scale: the echo it predicts is
+            // clipped there too, so the filter neither leaves the clipped-off part in the output
+            // nor learns from samples that say nothing about the path beyond full scale.
+            let heard = abs(mic[i])
+            let echo = heard >= Self.fullScale ? min(max(time[b + i], -heard), heard) : time[b + i]
+            error[i] = mic[i] - echo
             micEnergy += mic[i] * mic[i]
             errorEnergy += error[i] * error[i]
         }
