@@ -106,6 +106,24 @@ import Testing
         #expect(erle(12.5...15.5) > 20, "after the loudspeaker moved: ERLE \(erle(12.5...15.5)) dB")
     }
 
+    @Test func cancelsTheEchoOfAMicrophoneDrivenIntoClipping() throws {
+        // The echo so loud that the microphone cuts its peaks at full scale (1 % of samples):
+        // no linear path explains what it heard, and the filter alone must still cancel it.
+        let far = talker(seconds: 8, seed: 1)
+        var loud = echo(of: far)
+        let peak = loud.map { abs($0) }.sorted()[loud.count * 99 / 100]
+        loud = loud.map { $0 / peak }
+        let mic = zip(loud, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { min(1, max(-1, $0 + $1)) }
+        let clipped = mic.filter { abs($0) >= 1 }.count
+        #expect(clipped > mic.count / 200, "the scene clips \(clipped) samples")
+        let canceller = EchoCanceller(floorDB: 0)
+        let out = try cancel(mic: mic, far: far, canceller: canceller)
+        let latency = canceller.latencySamples
+        let span = Int(5 * rate)..<(far.count - latency)
+        let erle = 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
+        #expect(erle > 30, "the filter alone on a clipped microphone: ERLE \(erle) dB")
+    }
+
     /// The far end through a loudspeaker whose clock runs `ppm` fast, `delaySeconds` late: each
     /// microphone sample reads the far end a little earlier (linear interpolation).
     func drifted(_ far: [Float], ppm: Double, delaySeconds: Double) -> [Float] {
