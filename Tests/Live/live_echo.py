@@ -14,7 +14,7 @@ lifts what the canceller leaves), with the near end 6 dB quieter than the
 far end at the microphone, and at least 15 dB further under it than in the control: pacat plays
 the same far end and Earshot captures without --play, knowing no far end. Exit 1 on failure.
 """
-import argparse, os, subprocess, sys, tempfile, wave
+import argparse, shutil, subprocess, sys, tempfile, wave
 import numpy as np
 
 from sound_server import SoundServer
@@ -92,7 +92,9 @@ def main():
         server.stop()
     if failures:
         print("live echo FAILED:\n  " + "\n  ".join(failures))
+        print(f"  its recordings are kept in {data}")
         sys.exit(1)
+    shutil.rmtree(data, ignore_errors=True)
     print("live echo passed")
 
 

@@ -12,7 +12,7 @@ the hum is found at 50 Hz and reported; the SNR (hum left out) is over 25 dB; th
 `earshot capture --mode standard` records the same scene live: 8 s long, under -1 dBFS, speech near
 -20 dBFS. `--all-inputs` ranks at least one device. Exit 1 on failure.
 """
-import argparse, json, os, subprocess, sys, tempfile, time
+import argparse, json, os, shutil, subprocess, sys, tempfile
 import numpy as np
 
 from sound_server import SoundServer
@@ -115,7 +115,9 @@ def main():
         server.stop()
     if failures:
         print("live soundcheck FAILED:\n  " + "\n  ".join(failures))
+        print(f"  its recordings are kept in {data}")
         sys.exit(1)
+    shutil.rmtree(data, ignore_errors=True)
     print("live soundcheck passed")
 
 

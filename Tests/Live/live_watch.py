@@ -10,7 +10,7 @@ Checks: each ring is announced on stdout within --max-delay seconds of its start
 both; watch says it lost the microphone and that it is back; it stops cleanly on SIGTERM;
 its resident memory grows by less than --max-growth-mb over the run. Exit 1 on failure.
 """
-import argparse, json, os, signal, subprocess, sys, tempfile, time, urllib.request, wave
+import argparse, json, shutil, signal, subprocess, sys, tempfile, time, urllib.request, wave
 import numpy as np
 
 from sound_server import SoundServer
@@ -59,7 +59,7 @@ def main():
     p.add_argument("--max-growth-mb", type=float, default=20)
     a = p.parse_args()
 
-    server = SoundServer(modules=[f"module-null-sink sink_name=room channels=1 rate=48000"])
+    server = SoundServer(modules=["module-null-sink sink_name=room channels=1 rate=48000"])
     data = tempfile.mkdtemp(prefix="earshot-watch-")
     procs, failures = [], []
     try:
@@ -158,7 +158,9 @@ def main():
         server.stop()
     if failures:
         print("FAIL: " + "; ".join(failures))
+        print(f"  its recordings are kept in {data}")
         return 1
+    shutil.rmtree(data, ignore_errors=True)
     print("PASS: watch announced both rings, across a sound server restart")
     return 0
 
