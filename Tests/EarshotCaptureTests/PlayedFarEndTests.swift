@@ -31,6 +31,21 @@ struct PlayedFarEndTests {
         #expect(far.position == 16)
     }
 
+    @Test func eachGapLandsWhereItWasPlayedNotWhereTheReferenceHasGot() {
+        var far = PlayedFarEnd(far: (1...16).map(Float.init))
+        _ = step(&far, 4, silence: 0)
+        // Dry for 2 samples after sample 4, then for 1 after sample 8: the loudspeaker played
+        // 1 2 3 4 0 0 5 6 7 8 0 9 10 11 12 …
+        var (played, reference) = step(&far, 4, silence: 2)
+        #expect(played == [5, 6, 7, 8])
+        #expect(reference == [0, 0, 5, 6])
+        (played, reference) = step(&far, 4, silence: 3)
+        #expect(played == [9, 10, 11, 12])
+        #expect(reference == [7, 8, 0, 9])
+        (_, reference) = step(&far, 4, silence: 3)
+        #expect(reference == [10, 11, 12, 13])
+    }
+
     @Test func aGapLongerThanABlockSpansBlocks() {
         var far = PlayedFarEnd(far: (1...8).map(Float.init))
         _ = step(&far, 2, silence: 0)
