@@ -58,8 +58,13 @@ public final class EchoCanceller: AudioProcessor {
     private var pending: RingOfSamples = RingOfSamples(capacity: 1)
     private var farDelay: RingOfSamples = RingOfSamples(capacity: 1)
 
-    public init(tailSeconds: Double = 0.5, floorDB: Double = -40, overestimateDB: Double = -12) {
+    /// The echo path's own length, where `tailSeconds` also covers a delay not known in advance
+    /// (live): the filter narrows to it once it has found where the path lies (`EchoPathFilter`).
+    public let pathSeconds: Double?
+
+    public init(tailSeconds: Double = 0.5, pathSeconds: Double? = nil, floorDB: Double = -40, overestimateDB: Double = -12) {
         self.tailSeconds = tailSeconds
+        self.pathSeconds = pathSeconds
         self.floorDB = floorDB
         self.overestimateDB = overestimateDB
     }
@@ -74,7 +79,9 @@ public final class EchoCanceller: AudioProcessor {
             throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz, not \(spec.sampleRate) Hz")
         }
         frame = Int((Self.frameSeconds * spec.sampleRate).rounded())
-        filter = EchoPathFilter(blockSize: frame, partitions: Int((tailSeconds * spec.sampleRate / Double(frame)).rounded(.up)))
+        let frame = self.frame
+        let partitions = { (seconds: Double) in Int((seconds * spec.sampleRate / Double(frame)).rounded(.up)) }
+        filter = EchoPathFilter(blockSize: frame, partitions: partitions(tailSeconds), narrowsTo: pathSeconds.map(partitions))
         fft = RealFFT(size: 2 * frame)
         // sqrt-Hann analysis and synthesis: their product overlap-adds to one at half overlap.
         window = Window.sqrtHann.coefficients(count: 2 * frame)

@@ -39,6 +39,17 @@ final class EchoPathFilter {
     /// A sample at or over this is taken to be clipped by the converter (float full scale is 1;
     /// 16-bit full scale is 32767/32768).
     static let fullScale: Float = 0.999
+    /// A filter told to narrow (`narrowsTo`) does so once this share of its response's energy lies
+    /// within that many partitions, after `heardToNarrow` blocks of far end (1 s).
+    static let narrowShare: Float = 0.6
+    static let heardToNarrow = 200
+    /// A narrowed filter that has lost the path for `lostToWiden` blocks in which the microphone
+    /// hears something (1 s) — it leaves more than half the microphone's energy, and its
+    /// prediction correlates with the microphone with a square under `lostCorrelation` (double
+    /// talk with the near end 17 dB over the echo) — starts again over the whole span: the
+    /// loudspeaker's delay has moved outside it.
+    static let lostToWiden = 200
+    static let lostCorrelation: Float = 0.02
 
     private let fft: RealFFT
     private let bins: Int
@@ -58,10 +69,26 @@ final class EchoPathFilter {
     private var micLevel: Float = 0, errorLevel: Float = 0, micPeak: Float = 0
     private var converged = false
     private var staleCount = 0
+    /// Narrowing: how many partitions the path is expected to fit in; scratch for each
+    /// partition's share of the echo and the far end's spectrum; where the narrowed span starts
+    /// (−1: not narrowed); the blocks counted towards narrowing and widening.
+    let narrowsTo: Int
+    private let partitionEnergy: UnsafeMutablePointer<Float>
+    private var spanStart = -1
+    private var heardBlocks = 0, lostBlocks = 0
+    private var echoLevel: Float = 0, crossLevel: Float = 0
 
-    init(blockSize: Int, partitions: Int) {
+    /// `narrowsTo`: a filter whose path may lie anywhere in a long span (a loudspeaker's delay
+    /// unknown, as live) but fits in fewer partitions learns as slowly as it is long (each
+    /// partition's step shrinks with the uncertainty the others hold). Given this many
+    /// partitions, it finds where most of its response lies and stops learning (and adding
+    /// uncertainty) outside it, so it learns from then on as fast as a short filter would.
+    init(blockSize: Int, partitions: Int, narrowsTo: Int? = nil) {
         self.blockSize = blockSize
         self.partitions = max(1, partitions)
+        self.narrowsTo = min(self.partitions, max(1, narrowsTo ?? self.partitions))
+        partitionEnergy = .allocate(capacity: self.partitions + blockSize + 1)
+        partitionEnergy.initialize(repeating: 0, count: self.partitions + blockSize + 1)
         fft = RealFFT(size: 2 * blockSize)
         bins = blockSize + 1
         cells = self.partitions * bins
@@ -80,7 +107,10 @@ final class EchoPathFilter {
         reset()
     }
 
-    deinit { storage.deallocate() }
+    deinit {
+        storage.deallocate()
+        partitionEnergy.deallocate()
+    }
 
     func reset() {
         storage.update(repeating: 0, count: 6 * cells + 4 * bins + 2 * blockSize)
@@ -89,6 +119,9 @@ final class EchoPathFilter {
         micLevel = 0; errorLevel = 0; micPeak = 0
         converged = false
         staleCount = 0
+        spanStart = -1
+        heardBlocks = 0; lostBlocks = 0
+        echoLevel = 0; crossLevel = 0
     }
 
     /// One block: `error` = `mic` − the echo the filter predicts from `far`; then the filter learns.
@@ -117,7 +150,7 @@ final class EchoPathFilter {
             }
         }
         fft.inverse()
-        var micEnergy: Float = 0, errorEnergy: Float = 0
+        var micEnergy: Float = 0, errorEnergy: Float = 0, echoEnergy: Float = 0, crossEnergy: Float = 0
         for i in 0..<b {
             // A microphone driven past full scale heard only full scale: the echo it predicts is
             // clipped there too, so the filter neither leaves the clipped-off part in the output
@@ -127,8 +160,23 @@ final class EchoPathFilter {
             error[i] = mic[i] - echo
             micEnergy += mic[i] * mic[i]
             errorEnergy += error[i] * error[i]
+            echoEnergy += echo * echo
+            crossEnergy += echo * mic[i]
         }
         trackStaleness(micEnergy: micEnergy, errorEnergy: errorEnergy)
+        if narrowsTo < parts {
+            var farEnergy: Float = 0
+            for i in 0..<b { farEnergy += far[i] * far[i] }
+            echoLevel = 0.7 * echoLevel + 0.3 * echoEnergy
+            crossLevel = 0.7 * crossLevel + 0.3 * crossEnergy
+            // Lost: the microphone hears something, mostly not what the filter predicts, and what
+            // it predicts is not in the microphone either (near-end talk over a right prediction
+            // leaves that correlated: its square is the echo's share of the microphone). A quiet
+            // microphone says nothing either way.
+            let hearing = micLevel > 0.01 * micPeak
+            let lost = errorLevel > 0.5 * micLevel && crossLevel * crossLevel < Self.lostCorrelation * micLevel * echoLevel
+            trackSpan(heard: farEnergy > 1e-8 * Float(b), lost: hearing ? lost : nil)
+        }
         time.update(repeating: 0, count: b)
         for i in 0..<b { time[b + i] = error[i] }
         fft.forward()
@@ -178,12 +226,64 @@ final class EchoPathFilter {
         } else if micLevel > 0.01 * micPeak {
             staleCount += 1
         }
-        if converged, staleCount >= Self.staleBlocks {
-            converged = false
-            staleCount = 0
-            for i in 0..<cells { uncertainty[i] = max(uncertainty[i], Self.initialUncertainty) }
-            wRe.update(repeating: 0, count: cells)
-            wIm.update(repeating: 0, count: cells)
+        if converged, staleCount >= Self.staleBlocks { restart() }
+    }
+
+    /// Forgets the path: the whole span as uncertain as at the start.
+    private func restart() {
+        converged = false
+        staleCount = 0
+        for i in 0..<cells { uncertainty[i] = max(uncertainty[i], Self.initialUncertainty) }
+        wRe.update(repeating: 0, count: cells)
+        wIm.update(repeating: 0, count: cells)
+        spanStart = -1
+        heardBlocks = 0; lostBlocks = 0
+    }
+
+    /// Narrows the filter to the `narrowsTo` partitions that hold most of its response once it has
+    /// heard enough far end to tell, and starts again over the whole span when it has lost the path.
+    private func trackSpan(heard: Bool, lost: Bool?) {
+        if spanStart >= 0 {
+            if let lost { lostBlocks = lost ? lostBlocks + 1 : 0 }
+            // The old response goes too: left in, it would be found again where the path was.
+            if lostBlocks >= Self.lostToWiden { restart() }
+            return
         }
+        if heard { heardBlocks += 1 }
+        // Checked every 20 blocks (100 ms): a sum over the whole response.
+        guard heardBlocks >= Self.heardToNarrow, heardBlocks % 20 == 0 else { return }
+        // Each partition's share of the echo: its response's power weighted by the far end's
+        // spectrum over the filter's span (a bin the far end leaves empty carries no echo,
+        // whatever its coefficients have wandered to).
+        let farSpectrum = partitionEnergy + partitions
+        farSpectrum.update(repeating: 0, count: bins)
+        for p in 0..<partitions {
+            let x2 = farPower + p * bins
+            for k in 0..<bins { farSpectrum[k] += x2[k] }
+        }
+        var total: Float = 0
+        for p in 0..<partitions {
+            let wr = wRe + p * bins, wi = wIm + p * bins
+            var e: Float = 0
+            for k in 0..<bins { e += (wr[k] * wr[k] + wi[k] * wi[k]) * farSpectrum[k] }
+            partitionEnergy[p] = e
+            total += e
+        }
+        guard total > 0 else { return }
+        // The span starts a little before the strongest partition (the direct sound): with speech
+        // as the far end, partitions before the path's delay pick up what correlates with it.
+        var peak = 0
+        for p in 1..<partitions where partitionEnergy[p] > partitionEnergy[peak] { peak = p }
+        let start = max(0, min(partitions - narrowsTo, peak - narrowsTo / 10))
+        var best: Float = 0
+        for p in start..<(start + narrowsTo) { best += partitionEnergy[p] }
+        guard best >= Self.narrowShare * total else { return }
+        for p in 0..<partitions where p < start || p >= start + narrowsTo {
+            (uncertainty + p * bins).update(repeating: 0, count: bins)
+            (wRe + p * bins).update(repeating: 0, count: bins)
+            (wIm + p * bins).update(repeating: 0, count: bins)
+        }
+        spanStart = start
+        lostBlocks = 0
     }
 }

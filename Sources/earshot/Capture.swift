@@ -58,14 +58,16 @@ struct Capture: ParsableCommand {
     }
 
     /// Live, the far end reaches the microphone after both devices' buffers (through PulseAudio
-    /// 20–55 ms, set anew at each start), which the filter has to find within its length. With
-    /// the live test's syllables 1 s did best (a 0.5 s filter left 7 of 8 starts under 15 dB);
-    /// real speech wants a shorter one (offline at 48 kHz: 9.5 dB with 1 s, 42 dB with 0.5 s),
-    /// once the delay is found first (README, live echo cancellation).
+    /// 20–55 ms, set anew at each start, and more than 0.5 s at times), which the filter has to
+    /// find within its length: it spans 1 s. A filter that long learns as slowly as it is long,
+    /// so once it has found where the path lies it narrows to the 0.3 s around it
+    /// (`EchoPathFilter.narrowsTo`); through PulseAudio with real speech as the far end the echo
+    /// then went 55–72 dB under the near talker in 11 of 12 starts (README, live echo cancellation).
     static let liveEchoTailSeconds = 1.0
+    static let liveEchoPathSeconds = 0.3
 
     /// The mode's chain at `rate`, on blocks of (microphone, far end).
-    static func chain(_ mode: CaptureMode, rate: Double, echoTailSeconds: Double = 0.5) throws -> ProcessorChain {
+    static func chain(_ mode: CaptureMode, rate: Double, echoTailSeconds: Double = 0.5, echoPathSeconds: Double? = nil) throws -> ProcessorChain {
         let ceiling = FirstChannel(OutputLevelGuard(ceilingDBFS: -1))
         switch mode {
         case .raw:
@@ -78,7 +80,7 @@ struct Capture: ParsableCommand {
             ])
         case .voiceIsolation:
             return ProcessorChain([
-                EchoCanceller(tailSeconds: echoTailSeconds),
+                EchoCanceller(tailSeconds: echoTailSeconds, pathSeconds: echoPathSeconds),
                 FirstChannel(BiquadFilter(.highPass, frequencyHz: 80, sampleRate: rate)),
                 FirstChannel(try ListeningChain(detector: try AlertNetwork.bundled(), maximumOutputDBFS: nil)),
                 FirstChannel(AutomaticGainControl()), ceiling,
@@ -146,7 +148,7 @@ struct Capture: ParsableCommand {
         defer { playback?.discard() }
         let capture = try DeviceCapture(device: device, sampleRate: rate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
         defer { capture.close() }
-        let chain = try Self.chain(mode, rate: rate, echoTailSeconds: Self.liveEchoTailSeconds)
+        let chain = try Self.chain(mode, rate: rate, echoTailSeconds: Self.liveEchoTailSeconds, echoPathSeconds: Self.liveEchoPathSeconds)
         let limit = seconds.map { Int($0 * rate) } ?? farSignal.map { $0.count + Int(0.5 * rate) }
         Terminal.note("Capturing from \(device.name) in \(mode.rawValue) mode"
             + (speaker.map { ", playing \(play ?? "") through \($0.name) as the far end" } ?? "")
@@ -182,3 +184,4 @@ final class FirstChannelSink: AudioSink {
     func finish() throws { try downstream.finish() }
     func discard() { downstream.discard() }
 }
+

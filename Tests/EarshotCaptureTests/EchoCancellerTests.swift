@@ -45,6 +45,11 @@ import Testing
 
     @Test func keepsTheProcessorContract() throws {
         try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2) { EchoCanceller() })
+        // Narrowing (after 1 s of far end, 2 s of this talker) and the steps after it keep it too.
+        let far = talker(seconds: 4, seed: 1)
+        try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2, input: [echo(of: far, delaySeconds: 0.2), far]) {
+            EchoCanceller(tailSeconds: 1, pathSeconds: 0.3)
+        })
     }
 
     @Test func removesTheEchoOfALateLoudspeaker() throws {
@@ -122,6 +127,40 @@ import Testing
         let span = Int(5 * rate)..<(far.count - latency)
         let erle = 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
         #expect(erle > 30, "the filter alone on a clipped microphone: ERLE \(erle) dB")
+    }
+
+    @Test func aLongFilterNarrowsToWhereThePathLiesAndLearnsAsFastAsAShortOne() throws {
+        // Live, the filter spans 1 s because the loudspeaker's delay is not known; here it is
+        // 0.45 s. Told the path fits in 0.3 s, it finds it and learns from then on as a 0.3 s
+        // filter would (the filter alone, suppression off).
+        let far = talker(seconds: 10, seed: 1)
+        let mic = zip(echo(of: far, delaySeconds: 0.45), noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        func erle(_ canceller: EchoCanceller) throws -> Double {
+            let out = try cancel(mic: mic, far: far, canceller: canceller)
+            let span = Int(4 * rate)..<Int(7 * rate)
+            return 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + canceller.latencySamples)..<(span.upperBound + canceller.latencySamples)]))
+        }
+        let wide = try erle(EchoCanceller(tailSeconds: 1, floorDB: 0))
+        let narrowed = try erle(EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0))
+        #expect(narrowed > wide + 6, "narrowed \(narrowed) dB, wide \(wide) dB")
+    }
+
+    @Test func aNarrowedFilterWidensWhenThePathMovesOutOfItsSpan() throws {
+        // The loudspeaker's delay jumps from 0.1 to 0.7 s, far outside the 0.3 s the filter
+        // narrowed to: it must widen, find the path again and cancel it.
+        let far = talker(seconds: 20, seed: 1)
+        let change = Int(8 * rate)
+        let before = echo(of: far, delaySeconds: 0.1), after = echo(of: far, delaySeconds: 0.7)
+        let mic = zip(far.indices.map { $0 < change ? before[$0] : after[$0] }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let canceller = EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0)
+        let out = try cancel(mic: mic, far: far, canceller: canceller)
+        let latency = canceller.latencySamples
+        func erle(_ seconds: ClosedRange<Double>) -> Double {
+            let span = Int(seconds.lowerBound * rate)..<Int(seconds.upperBound * rate)
+            return 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
+        }
+        #expect(erle(5...8) > 25, "before the jump: ERLE \(erle(5...8)) dB")
+        #expect(erle(16...19.5) > 20, "after the jump: ERLE \(erle(16...19.5)) dB")
     }
 
     /// The far end through a loudspeaker whose clock runs `ppm` fast, `delaySeconds` late: each
