@@ -43,12 +43,16 @@ final class EchoPathFilter {
     /// within that many partitions, after `heardToNarrow` blocks of far end (1 s).
     static let narrowShare: Float = 0.6
     static let heardToNarrow = 200
-    /// A narrowed filter that has lost the path for `lostToWiden` blocks in which the microphone
-    /// hears something (1 s) — it leaves more than half the microphone's energy, and its
-    /// prediction correlates with the microphone with a square under `lostCorrelation` (double
-    /// talk with the near end 17 dB over the echo) — starts again over the whole span: the
-    /// loudspeaker's delay has moved outside it.
-    static let lostToWiden = 200
+    /// A filter that has learnt a path and then lost it for `lostBlocksToRestart` blocks (0.1 s)
+    /// starts again over its whole span: the loudspeaker moved (for a narrowed filter, perhaps
+    /// outside its span). Lost: it predicts echo (over a tenth of the microphone's energy) that
+    /// the microphone does not hold — their correlation's square is under `lostCorrelation` —
+    /// and it leaves more than half the microphone. Near-end talk over a right prediction keeps
+    /// the correlation (its square is the echo's share of the microphone), and near-end talk
+    /// alone comes with no echo predicted. Without this a moved path was taken for double talk:
+    /// the filter barely moved, and after a delay jump from 0.1 to 0.7 s it was still at 0 dB
+    /// ten seconds later.
+    static let lostBlocksToRestart = 20
     static let lostCorrelation: Float = 0.02
 
     private let fft: RealFFT
@@ -71,7 +75,8 @@ final class EchoPathFilter {
     private var staleCount = 0
     /// Narrowing: how many partitions the path is expected to fit in; scratch for each
     /// partition's share of the echo and the far end's spectrum; where the narrowed span starts
-    /// (−1: not narrowed); the blocks counted towards narrowing and widening.
+    /// (−1: not narrowed); the blocks counted towards narrowing and towards a lost path, and the
+    /// smoothed energies of the prediction and of its product with the microphone.
     let narrowsTo: Int
     private let partitionEnergy: UnsafeMutablePointer<Float>
     private var spanStart = -1
@@ -164,18 +169,12 @@ final class EchoPathFilter {
             crossEnergy += echo * mic[i]
         }
         trackStaleness(micEnergy: micEnergy, errorEnergy: errorEnergy)
-        if narrowsTo < parts {
+        trackLoss(echoEnergy: echoEnergy, crossEnergy: crossEnergy)
+        if narrowsTo < parts, spanStart < 0 {
             var farEnergy: Float = 0
             for i in 0..<b { farEnergy += far[i] * far[i] }
-            echoLevel = 0.7 * echoLevel + 0.3 * echoEnergy
-            crossLevel = 0.7 * crossLevel + 0.3 * crossEnergy
-            // Lost: the microphone hears something, mostly not what the filter predicts, and what
-            // it predicts is not in the microphone either (near-end talk over a right prediction
-            // leaves that correlated: its square is the echo's share of the microphone). A quiet
-            // microphone says nothing either way.
-            let hearing = micLevel > 0.01 * micPeak
-            let lost = errorLevel > 0.5 * micLevel && crossLevel * crossLevel < Self.lostCorrelation * micLevel * echoLevel
-            trackSpan(heard: farEnergy > 1e-8 * Float(b), lost: hearing ? lost : nil)
+            if farEnergy > 1e-8 * Float(b) { heardBlocks += 1 }
+            narrow()
         }
         time.update(repeating: 0, count: b)
         for i in 0..<b { time[b + i] = error[i] }
@@ -240,16 +239,22 @@ final class EchoPathFilter {
         heardBlocks = 0; lostBlocks = 0
     }
 
+    /// A filter that has lost its path starts again; the old response goes too (left in a
+    /// narrowed filter, it would be found again where the path was). A quiet microphone says
+    /// nothing either way.
+    private func trackLoss(echoEnergy: Float, crossEnergy: Float) {
+        echoLevel = 0.7 * echoLevel + 0.3 * echoEnergy
+        crossLevel = 0.7 * crossLevel + 0.3 * crossEnergy
+        guard converged || spanStart >= 0, micLevel > 0.01 * micPeak else { return }
+        let lost = errorLevel > 0.5 * micLevel && echoLevel > 0.1 * micLevel
+            && crossLevel * crossLevel < Self.lostCorrelation * micLevel * echoLevel
+        lostBlocks = lost ? lostBlocks + 1 : 0
+        if lostBlocks >= Self.lostBlocksToRestart { restart() }
+    }
+
     /// Narrows the filter to the `narrowsTo` partitions that hold most of its response once it has
-    /// heard enough far end to tell, and starts again over the whole span when it has lost the path.
-    private func trackSpan(heard: Bool, lost: Bool?) {
-        if spanStart >= 0 {
-            if let lost { lostBlocks = lost ? lostBlocks + 1 : 0 }
-            // The old response goes too: left in, it would be found again where the path was.
-            if lostBlocks >= Self.lostToWiden { restart() }
-            return
-        }
-        if heard { heardBlocks += 1 }
+    /// heard enough far end to tell.
+    private func narrow() {
         // Checked every 20 blocks (100 ms): a sum over the whole response.
         guard heardBlocks >= Self.heardToNarrow, heardBlocks % 20 == 0 else { return }
         // Each partition's share of the echo: its response's power weighted by the far end's
