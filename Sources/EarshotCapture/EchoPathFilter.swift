@@ -173,8 +173,10 @@ final class EchoPathFilter {
         if narrowsTo < parts, spanStart < 0 {
             var farEnergy: Float = 0
             for i in 0..<b { farEnergy += far[i] * far[i] }
-            if farEnergy > 1e-8 * Float(b) { heardBlocks += 1 }
-            narrow()
+            if farEnergy > 1e-8 * Float(b) {
+                heardBlocks += 1
+                narrow()
+            }
         }
         time.update(repeating: 0, count: b)
         for i in 0..<b { time[b + i] = error[i] }
@@ -255,7 +257,7 @@ final class EchoPathFilter {
     /// Narrows the filter to the `narrowsTo` partitions that hold most of its response once it has
     /// heard enough far end to tell.
     private func narrow() {
-        // Checked every 20 blocks (100 ms): a sum over the whole response.
+        // Checked every 20 blocks of far end (100 ms): a sum over the whole response.
         guard heardBlocks >= Self.heardToNarrow, heardBlocks % 20 == 0 else { return }
         // Each partition's share of the echo: its response's power weighted by the far end's
         // spectrum over the filter's span (a bin the far end leaves empty carries no echo,
