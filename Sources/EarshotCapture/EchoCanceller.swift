@@ -79,9 +79,9 @@ public final class EchoCanceller: AudioProcessor {
             throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz, not \(spec.sampleRate) Hz")
         }
         frame = Int((Self.frameSeconds * spec.sampleRate).rounded())
-        let frame = self.frame
-        let partitions = { (seconds: Double) in Int((seconds * spec.sampleRate / Double(frame)).rounded(.up)) }
-        filter = EchoPathFilter(blockSize: frame, partitions: partitions(tailSeconds), narrowsTo: pathSeconds.map(partitions))
+        let framesPerSecond = spec.sampleRate / Double(frame)
+        filter = EchoPathFilter(blockSize: frame, partitions: Int((tailSeconds * framesPerSecond).rounded(.up)),
+                                narrowsTo: pathSeconds.map { Int(($0 * framesPerSecond).rounded(.up)) })
         fft = RealFFT(size: 2 * frame)
         // sqrt-Hann analysis and synthesis: their product overlap-adds to one at half overlap.
         window = Window.sqrtHann.coefficients(count: 2 * frame)

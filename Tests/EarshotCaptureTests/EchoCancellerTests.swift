@@ -43,6 +43,11 @@ import Testing
         return out
     }
 
+    /// Echo return loss enhancement over `span` of the microphone, the output read `latency` later.
+    func erle(_ mic: [Float], _ out: [Float], _ span: Range<Int>, latency: Int) -> Double {
+        20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
+    }
+
     @Test func keepsTheProcessorContract() throws {
         try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2) { EchoCanceller() })
         // Narrowing (after 1 s of far end, 2 s of this talker) and the steps after it keep it too.
@@ -82,14 +87,13 @@ import Testing
         let canceller = EchoCanceller()
         let out = try cancel(mic: mic, far: far, canceller: canceller)
         let latency = canceller.latencySamples
-        let alone = Int(5 * rate)..<start
-        let erle = 20 * log10(rms(mic[alone]) / rms(out[(alone.lowerBound + latency)..<(alone.upperBound + latency)]))
+        let reduction = erle(mic, out, Int(5 * rate)..<start, latency: latency)
         let both = (start + Int(rate))..<(far.count - latency)
         let kept = out[(both.lowerBound + latency)..<(both.upperBound + latency)]
         let loss = 20 * log10(rms(near[both]) / rms(kept))
         let difference = zip(kept, near[both]).map { $0 - $1 }
         let error = 20 * log10(rms(difference[...]) / rms(near[both]))
-        #expect(erle > 20, "ERLE \(erle) dB with the far end alone")
+        #expect(reduction > 20, "ERLE \(reduction) dB with the far end alone")
         #expect(abs(loss) < 2, "the near end's level changed by \(loss) dB in double talk")
         #expect(error < -8, "what is left of the echo and the near end's distortion: \(error) dB")
     }
@@ -102,13 +106,10 @@ import Testing
         let mic = zip(far.indices.map { $0 < change ? before[$0] : after[$0] }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
         let canceller = EchoCanceller(floorDB: 0)
         let out = try cancel(mic: mic, far: far, canceller: canceller)
-        let latency = canceller.latencySamples
-        func erle(_ seconds: ClosedRange<Double>) -> Double {
-            let span = Int(seconds.lowerBound * rate)..<Int(seconds.upperBound * rate)
-            return 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
-        }
-        #expect(erle(5...8) > 25, "the filter alone: ERLE \(erle(5...8)) dB")
-        #expect(erle(12.5...15.5) > 20, "after the loudspeaker moved: ERLE \(erle(12.5...15.5)) dB")
+        let settled = erle(mic, out, Int(5 * rate)..<Int(8 * rate), latency: canceller.latencySamples)
+        let relearnt = erle(mic, out, Int(12.5 * rate)..<Int(15.5 * rate), latency: canceller.latencySamples)
+        #expect(settled > 25, "the filter alone: ERLE \(settled) dB")
+        #expect(relearnt > 20, "after the loudspeaker moved: ERLE \(relearnt) dB")
     }
 
     @Test func cancelsTheEchoOfAMicrophoneDrivenIntoClipping() throws {
@@ -124,9 +125,8 @@ import Testing
         let canceller = EchoCanceller(floorDB: 0)
         let out = try cancel(mic: mic, far: far, canceller: canceller)
         let latency = canceller.latencySamples
-        let span = Int(5 * rate)..<(far.count - latency)
-        let erle = 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
-        #expect(erle > 30, "the filter alone on a clipped microphone: ERLE \(erle) dB")
+        let reduction = erle(mic, out, Int(5 * rate)..<(far.count - latency), latency: latency)
+        #expect(reduction > 30, "the filter alone on a clipped microphone: ERLE \(reduction) dB")
     }
 
     @Test func aLongFilterNarrowsToWhereThePathLiesAndLearnsAsFastAsAShortOne() throws {
@@ -135,13 +135,11 @@ import Testing
         // filter would (the filter alone, suppression off).
         let far = talker(seconds: 10, seed: 1)
         let mic = zip(echo(of: far, delaySeconds: 0.45), noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
-        func erle(_ canceller: EchoCanceller) throws -> Double {
-            let out = try cancel(mic: mic, far: far, canceller: canceller)
-            let span = Int(4 * rate)..<Int(7 * rate)
-            return 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + canceller.latencySamples)..<(span.upperBound + canceller.latencySamples)]))
+        func reduction(_ canceller: EchoCanceller) throws -> Double {
+            erle(mic, try cancel(mic: mic, far: far, canceller: canceller), Int(4 * rate)..<Int(7 * rate), latency: canceller.latencySamples)
         }
-        let wide = try erle(EchoCanceller(tailSeconds: 1, floorDB: 0))
-        let narrowed = try erle(EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0))
+        let wide = try reduction(EchoCanceller(tailSeconds: 1, floorDB: 0))
+        let narrowed = try reduction(EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0))
         #expect(narrowed > wide + 6, "narrowed \(narrowed) dB, wide \(wide) dB")
     }
 
@@ -156,13 +154,10 @@ import Testing
         let mic = zip(far.indices.map { $0 < change ? before[$0] : after[$0] }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
         let canceller = EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0)
         let out = try cancel(mic: mic, far: far, canceller: canceller)
-        let latency = canceller.latencySamples
-        func erle(_ seconds: ClosedRange<Double>) -> Double {
-            let span = Int(seconds.lowerBound * rate)..<Int(seconds.upperBound * rate)
-            return 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
-        }
-        #expect(erle(5...8) > 25, "before the jump: ERLE \(erle(5...8)) dB")
-        #expect(erle(16...19.5) > 20, "after the jump: ERLE \(erle(16...19.5)) dB")
+        let settled = erle(mic, out, Int(5 * rate)..<Int(8 * rate), latency: canceller.latencySamples)
+        let relearnt = erle(mic, out, Int(16 * rate)..<Int(19.5 * rate), latency: canceller.latencySamples)
+        #expect(settled > 25, "before the jump: ERLE \(settled) dB")
+        #expect(relearnt > 20, "after the jump: ERLE \(relearnt) dB")
     }
 
     @Test func aNarrowedFilterKeepsItsPathWhileTheNearEndTalksAlone() throws {
@@ -170,16 +165,15 @@ import Testing
         // end again. Near-end talk with no echo predicted is not a lost path: the far end's return
         // is cancelled at once (the filter alone, suppression off).
         // The far end's pause is a recording's: faint room tone, not digital silence.
-        let talk = talker(seconds: 11, seed: 1), other = talker(seconds: 11, seed: 5), tone = noise(count: 11 * 16_000, seed: 9, amplitude: 0.001)
-        let far = talk.indices.map { (5 * 16_000..<8 * 16_000).contains($0) ? tone[$0] : talk[$0] }
-        let near = talk.indices.map { (5 * 16_000..<8 * 16_000).contains($0) ? other[$0] : 0 }
+        let talk = talker(seconds: 11, seed: 1), other = talker(seconds: 11, seed: 5), tone = noise(count: talk.count, seed: 9, amplitude: 0.001)
+        let pause = Int(5 * rate)..<Int(8 * rate)
+        let far = talk.indices.map { pause.contains($0) ? tone[$0] : talk[$0] }
+        let near = talk.indices.map { pause.contains($0) ? other[$0] : 0 }
         let mic = zip(zip(echo(of: far, delaySeconds: 0.2), near).map { $0 + $1 }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
         let canceller = EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0)
         let out = try cancel(mic: mic, far: far, canceller: canceller)
-        let latency = canceller.latencySamples
-        let span = Int(8.3 * rate)..<Int(9.3 * rate)
-        let erle = 20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
-        #expect(erle > 25, "the first second after the far end returns: ERLE \(erle) dB")
+        let returned = erle(mic, out, Int(8.3 * rate)..<Int(9.3 * rate), latency: canceller.latencySamples)
+        #expect(returned > 25, "the first second after the far end returns: ERLE \(returned) dB")
     }
 
     /// The far end through a loudspeaker whose clock runs `ppm` fast, `delaySeconds` late: each
