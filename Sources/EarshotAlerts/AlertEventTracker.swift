@@ -15,6 +15,8 @@ public struct AlertEvent: Equatable, Sendable {
 /// hysteresis (a high threshold to begin, a low one to go on), a minimum duration before an
 /// event is announced, and a hold that bridges the pauses of temporal patterns (a smoke
 /// alarm's temporal-three is silent 1.5 s between bursts). Classes are tracked independently.
+/// A second, sustained route announces a class the network is fairly sure of for seconds on end
+/// (a siren passing in traffic) though it never reaches its on-threshold.
 public struct AlertEventTracker {
     public struct Settings: Sendable {
         /// Decisions averaged (at 100 ms apart, 0.3 s).
@@ -35,6 +37,12 @@ public struct AlertEventTracker {
         public var sureThreshold: Float? = nil
         /// How long it may stay below `offThreshold` without ending the event.
         public var holdSeconds = 2.5
+        /// Decisions averaged for the sustained route (20: the last 2 s).
+        public var sustainedDecisions = 20
+        /// Per class (in `AlertClass` order), the probability averaged over `sustainedDecisions`
+        /// at which the class is announced, if it is the most likely over them, whatever its
+        /// on-threshold; infinity: the class has no sustained route.
+        public var sustainedThresholds = [Float](repeating: .infinity, count: AlertClass.allCases.count)
         /// The smoothed probability of any alert class at which separation starts, below the
         /// announcement thresholds: a separator opened for nothing only lets tonal peaks pass
         /// unreduced, while one that waits for the announcement lets an alert be attenuated.
@@ -48,6 +56,14 @@ public struct AlertEventTracker {
         public subscript(threshold alertClass: AlertClass) -> Float {
             get { onThresholds[AlertClass.allCases.firstIndex(of: alertClass)!] }
             set { onThresholds[AlertClass.allCases.firstIndex(of: alertClass)!] = newValue }
+        }
+
+        /// Moves a class's on-threshold and its sustained threshold with it, so that a class
+        /// made less (or more) sensitive is so by both routes.
+        public mutating func move(_ alertClass: AlertClass, to threshold: Float) {
+            let index = AlertClass.allCases.firstIndex(of: alertClass)!
+            sustainedThresholds[index] = min(1, sustainedThresholds[index] + threshold - onThresholds[index])
+            onThresholds[index] = threshold
         }
     }
 
@@ -71,14 +87,19 @@ public struct AlertEventTracker {
     public let settings: Settings
     private var recent: [Float]  // smoothing × classes, ring
     private var recentCount = 0
+    private var lasting: [Float]  // sustainedDecisions × classes, ring
     private var states: [ClassState]
     private var smoothed: [Float]
+    private var sustained: [Float]  // the mean over `lasting`, once it is full
 
     public init(settings: Settings = Settings()) {
         precondition(AlertNetwork.classes == ["background"] + AlertClass.allCases.map(\.rawValue))
         precondition(settings.onThresholds.count == AlertClass.allCases.count)
         self.settings = settings
+        precondition(settings.sustainedThresholds.count == AlertClass.allCases.count)
         recent = [Float](repeating: 0, count: max(1, settings.smoothing) * AlertNetwork.classes.count)
+        lasting = [Float](repeating: 0, count: max(1, settings.sustainedDecisions) * AlertNetwork.classes.count)
+        sustained = [Float](repeating: 0, count: AlertNetwork.classes.count)
         states = [ClassState](repeating: ClassState(), count: AlertClass.allCases.count)
         smoothed = [Float](repeating: 0, count: AlertNetwork.classes.count)
     }
@@ -93,19 +114,32 @@ public struct AlertEventTracker {
     /// event that begins or ends.
     public mutating func update(probabilities: UnsafePointer<Float>, time: Double, report: (Change) -> Void) {
         let classes = AlertNetwork.classes.count, depth = max(1, settings.smoothing)
-        let slot = recentCount % depth
-        for k in 0..<classes { recent[slot * classes + k] = probabilities[k] }
+        let slot = recentCount % depth, longDepth = max(1, settings.sustainedDecisions)
+        let longSlot = recentCount % longDepth
+        for k in 0..<classes {
+            recent[slot * classes + k] = probabilities[k]
+            lasting[longSlot * classes + k] = probabilities[k]
+        }
         recentCount += 1
         let filled = min(recentCount, depth)
+        let heardLong = recentCount >= longDepth
         for k in 0..<classes {
             var sum: Float = 0
             for s in 0..<filled { sum += recent[s * classes + k] }
             smoothed[k] = sum / Float(filled)
+            if heardLong {
+                sum = 0
+                for s in 0..<longDepth { sum += lasting[s * classes + k] }
+                sustained[k] = sum / Float(longDepth)
+            }
         }
+        let mostSustained = heardLong ? sustained.max()! : .infinity
         for (index, alertClass) in AlertClass.allCases.enumerated() {
             let p = smoothed[index + 1]  // the network's classes: background, then AlertClass's order
             let onThreshold = settings.onThresholds[index]
             let sure = settings.sureThreshold.map { p >= max($0, onThreshold) } ?? false
+            let long = sustained[index + 1]
+            let lastingLong = long >= settings.sustainedThresholds[index] && long >= mostSustained
             var state = states[index]
             func announce() {
                 state.phase = .active
@@ -118,16 +152,18 @@ public struct AlertEventTracker {
                 // Only the most likely class may begin: one sound, one announcement (a smoke
                 // alarm's warble is not also a siren). Another class already announced does not
                 // stop it: a car horn in traffic must not hide the siren that follows it.
-                if p >= onThreshold && p >= smoothed.max()! {
+                if lastingLong {
+                    announce()
+                } else if p >= onThreshold && p >= smoothed.max()! {
                     state.phase = .candidate(since: time)
                     state.lastHeard = time
                     if sure { announce() }
                 }
             case .candidate(let since):
-                if p < onThreshold {
-                    state.phase = .idle
-                } else if time - since >= settings.minimumSeconds - 1e-9 || sure {
+                if lastingLong || (p >= onThreshold && (time - since >= settings.minimumSeconds - 1e-9 || sure)) {
                     announce()
+                } else if p < onThreshold {
+                    state.phase = .idle
                 }
             case .active:
                 if p >= min(settings.offThreshold, onThreshold) {
@@ -156,8 +192,10 @@ public struct AlertEventTracker {
 
     public mutating func reset() {
         for i in recent.indices { recent[i] = 0 }
+        for i in lasting.indices { lasting[i] = 0 }
         recentCount = 0
         for i in states.indices { states[i] = ClassState() }
         for i in smoothed.indices { smoothed[i] = 0 }
+        for i in sustained.indices { sustained[i] = 0 }
     }
 }

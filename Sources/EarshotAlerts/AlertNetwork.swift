@@ -30,7 +30,8 @@ public final class AlertNetwork {
     /// The tracker at that operating point: those thresholds, the decisions it averages
     /// (metadata `smoothing`), how long a class must hold before it is announced (metadata
     /// `minimum`, seconds) and the probability announced at once (metadata `sure`), chosen with
-    /// the thresholds; the tracker's defaults where absent.
+    /// the thresholds, and the sustained route (metadata `sustained`, `siren=0.8`, averaged over
+    /// `sustained_decisions`); the tracker's defaults where absent.
     public let defaultSettings: AlertEventTracker.Settings
     /// Frames of features one input holds (metadata `window`; 50, one second, where absent).
     public let windowFrames: Int
@@ -101,6 +102,15 @@ public final class AlertNetwork {
                 throw EarshotError.invalidArgument("the model's sure threshold '\(text)' is not a probability from 0 to 1")
             }
             settings.sureThreshold = sure
+        }
+        if let text = model.metadata["sustained_decisions"] {
+            guard let decisions = Int(text), (2...100).contains(decisions) else {
+                throw EarshotError.invalidArgument("the model's sustained_decisions '\(text)' is not a number of decisions from 2 to 100")
+            }
+            settings.sustainedDecisions = decisions
+        }
+        for (alertClass, threshold) in try Self.thresholds(model.metadata["sustained"] ?? "") {
+            settings.sustainedThresholds[AlertClass.allCases.firstIndex(of: alertClass)!] = threshold
         }
         defaultSettings = settings
         columns = .allocate(capacity: largestColumns)

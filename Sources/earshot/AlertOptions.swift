@@ -8,7 +8,7 @@ import Foundation
 struct AlertSensitivityOptions: ParsableArguments {
     @Option(help: ArgumentHelp(
         "CLASS=S: how readily a class is announced, 0–1 (higher hears more, and errs more); repeat or separate with commas.",
-        discussion: "S is one minus the probability the detector must reach; the defaults are the model's operating point, chosen for at most one false alarm an hour.",
+        discussion: "S is one minus the probability the detector must reach; the defaults are the model's operating point, chosen for at most one false alarm an hour. A class's sustained route (a probability held for seconds) moves with it.",
         valueName: "class=sensitivity"))
     var sensitivity: [String] = []
 
@@ -32,7 +32,7 @@ struct AlertSensitivityOptions: ParsableArguments {
         let given = try AlertNetwork.thresholds(sensitivity.joined(separator: ","))
         chosen.merge(given.mapValues { 1 - $0 }) { $1 }
         var settings = network.defaultSettings
-        for (alertClass, threshold) in chosen { settings[threshold: alertClass] = threshold }
+        for (alertClass, threshold) in chosen { settings.move(alertClass, to: threshold) }
         return settings
     }
 }

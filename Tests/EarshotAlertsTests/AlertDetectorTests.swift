@@ -189,6 +189,36 @@ struct ParityFixture: Decodable {
         #expect(began.count == 2, "a class already announced does not begin again")
     }
 
+    /// The sustained route: a siren the network gives 0.85 for seconds on end never reaches a
+    /// 0.99 on-threshold, but its 2 s mean reaches 0.8 once 19 of the last 20 decisions hear it
+    /// (2.9 s, the siren beginning at 1.1 s). Without the route it is never announced; a class
+    /// made less sensitive is so by both routes; a class that is not the most likely over the 2 s
+    /// does not begin by it.
+    @Test func aSirenHeardForSecondsIsAnnouncedBelowItsThreshold() {
+        func onset(_ sound: [Float], _ configure: (inout AlertEventTracker.Settings) -> Void) -> Double? {
+            var settings = AlertEventTracker.Settings(thresholds: [.siren: 0.99, .smokeAlarm: 0.99])
+            settings.sustainedThresholds[0] = 0.8
+            configure(&settings)
+            var tracker = AlertEventTracker(settings: settings)
+            var began: Double?
+            for step in 1...40 {
+                var p: [Float] = step <= 10 ? [0.95, 0.05, 0, 0, 0] : sound
+                tracker.update(probabilities: &p, time: Double(step) / 10) {
+                    if case .began(let e) = $0, e.alertClass == .siren, began == nil { began = e.start }
+                }
+            }
+            return began
+        }
+        let siren: [Float] = [0.15, 0.85, 0, 0, 0]
+        #expect(onset(siren) { _ in }.map { abs($0 - 2.9) < 1e-9 } == true)
+        #expect(onset(siren) { $0.sustainedThresholds[0] = .infinity } == nil, "no route, no announcement")
+        #expect(onset(siren) { $0.move(.siren, to: 0.999) }.map { abs($0 - 2.9) < 1e-9 } == true)
+        #expect(onset(siren) { $0.onThresholds[0] = 0.9; $0.move(.siren, to: 0.99) } == nil,
+                "raised by 0.09, the sustained threshold is 0.89: above what the siren holds")
+        #expect(onset([0.05, 0.45, 0.5, 0, 0]) { $0.sustainedThresholds[0] = 0.4 } == nil,
+                "a smoke alarm is likelier over the 2 s")
+    }
+
     /// Each class has its own on-threshold: a siren at 0.9 stays silent under a 0.95 threshold
     /// while a doorbell at 0.6 is announced under 0.5; the shipped network carries its own.
     @Test func thresholdsArePerClass() throws {
@@ -214,7 +244,7 @@ struct ParityFixture: Decodable {
         #expect(AlertClass.allCases.allSatisfy { network.defaultSettings[threshold: $0] == shipped[$0] })
     }
 
-    /// The smoothing, minimum duration and sure threshold the operating point was chosen with,
+    /// The smoothing, minimum duration, sure threshold and sustained route the operating point was chosen with,
     /// and the window the network was trained on, come with the model; a model without them
     /// gets the tracker's defaults (and a 1 s window), and nonsensical ones are refused.
     @Test func theModelCarriesItsSmoothingMinimumAndWindow() throws {
@@ -225,12 +255,14 @@ struct ParityFixture: Decodable {
         var header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
         let shipped = header["__metadata__"] as? [String: String] ?? [:]
         func model(smoothing: String?, minimum: String? = nil, window: String? = shipped["window"],
-                   sure: String? = nil) throws -> AlertNetwork {
+                   sure: String? = nil, sustained: String? = nil, sustainedDecisions: String? = nil) throws -> AlertNetwork {
             var metadata = shipped
             metadata["smoothing"] = smoothing
             metadata["minimum"] = minimum
             metadata["window"] = window
             metadata["sure"] = sure
+            metadata["sustained"] = sustained
+            metadata["sustained_decisions"] = sustainedDecisions
             header["__metadata__"] = metadata
             let json = try JSONSerialization.data(withJSONObject: header)
             let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
@@ -250,6 +282,16 @@ struct ParityFixture: Decodable {
         #expect(try model(smoothing: "2", sure: nil).defaultSettings.sureThreshold == nil)
         for bad in ["0", "1.5", "nan", "always"] {
             #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", sure: bad) }
+        }
+        let lasting = try model(smoothing: "2", sustained: "siren=0.8", sustainedDecisions: "15").defaultSettings
+        #expect(lasting.sustainedThresholds == [0.8, .infinity, .infinity, .infinity] && lasting.sustainedDecisions == 15)
+        let none = try model(smoothing: "2").defaultSettings
+        #expect(none.sustainedThresholds.allSatisfy(\.isInfinite) && none.sustainedDecisions == AlertEventTracker.Settings().sustainedDecisions)
+        for bad in ["siren", "siren=1.5", "horn=0.8"] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", sustained: bad) }
+        }
+        for bad in ["1", "101", "long"] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", sustainedDecisions: bad) }
         }
         // The convolutions and global pooling take any length: the window is the model's to say.
         let longer = try model(smoothing: "2", window: "150")
