@@ -43,15 +43,19 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
-def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False):
+def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0):
     n = int(CLIP_SECONDS * ra.RATE)
     bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
+    if rng.random() < street / 2:  # traffic, with a siren or without one, so it tells nothing
+        bed = bed + ra.traffic(rng, n) * ra.rms(bed) * 10 ** (rng.uniform(-10, 10) / 20)
     klass = None
     track = np.zeros(n)
     if rng.random() < alert_share:
-        klass = ra.ALERTS[int(rng.integers(len(ra.ALERTS)))]
+        klass = classes[int(rng.integers(len(classes)))]
         real = bank.alerts[klass]
-        if real and rng.random() < 0.2:
+        if klass == "siren" and rng.random() < street:
+            alert = ra.street_siren(rng, rng.uniform(1.5, 7))
+        elif real and rng.random() < 0.2:
             alert = real[int(rng.integers(len(real)))]
             if rng.random() < 0.5:  # a real clip three times, as an alarm or a horn would
                 gap = rng.uniform(0.05, 0.8)
@@ -82,7 +86,7 @@ def load_sources(data, synth_folder, split):
 
 
 def worker(args):
-    index, count, seed, out, alert_share, augment = args
+    index, count, seed, out, alert_share, augment, classes, street = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
@@ -90,7 +94,7 @@ def worker(args):
     bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -114,6 +118,9 @@ def main():
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--alert-share", type=float, default=0.5, help="share of clips with an alert")
     parser.add_argument("--seed", type=int, default=None, help="first clip seed (default: the split's)")
+    parser.add_argument("--classes", default=",".join(ra.ALERTS), help="the alert classes drawn")
+    parser.add_argument("--street-sirens", type=float, default=0.0,
+                        help="training only: share of sirens that are street sirens (half as many clips get traffic)")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
     args.out = args.out or f"training/data/real-{args.split}"
@@ -133,7 +140,12 @@ def main():
             os.replace(path + ".tmp.wav", path)
     first = CLIP_SEEDS[args.split] if args.seed is None else args.seed
     augment = args.split == "train"  # the development clips stay as they were: the yardstick
-    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment) for i in range(args.clips // args.shard)]
+    classes = args.classes.split(",")
+    if not set(classes) <= set(ra.ALERTS):
+        raise SystemExit(f"--classes: not alert classes: {args.classes}")
+    street = args.street_sirens if augment else 0.0
+    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street)
+              for i in range(args.clips // args.shard)]
     with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):
             print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)

@@ -387,6 +387,83 @@ def as_sounded(rng, alert, klass):
     return alert
 
 
+def street_siren(rng, seconds):
+    """An emergency vehicle's siren as a street recording holds it (training only), what `earshot
+    synth alert` lacks: a mechanical wail that spins up, lingers at the top and runs down, or an
+    electronic wail, yelp, hi-lo or piercer, often switching from one to another; a square-, saw-
+    or rotor-like tone; passing by (Doppler, distance) and echoed by the buildings."""
+    n = int(seconds * RATE)
+    low = rng.uniform(400, 900)
+    high = low * rng.uniform(1.5, 2.6)
+    f = np.empty(n)
+    i = 0
+    while i < n:
+        pattern = rng.choice(["mechanical", "wail", "yelp", "hi-lo", "piercer"], p=[0.3, 0.3, 0.2, 0.12, 0.08])
+        part = n if rng.random() < 0.6 else int(rng.uniform(1.0, 4.0) * RATE)
+        f[i:i + part] = sweep(rng, pattern, low, high, min(part, n - i))
+        i += part
+    tone = rng.choice(["square", "saw", "rotor"])
+    harmonics = np.arange(1, 16)
+    if tone == "square":
+        harmonics = harmonics[harmonics % 2 == 1]
+    amps = 1 / harmonics ** (1.0 if tone != "rotor" else rng.uniform(0.5, 1.5))
+    # Passing by: speed, closest distance and when; frequency c / (c + radial speed), level 1 / r.
+    speed, closest = rng.uniform(0, 25), rng.uniform(5, 80)
+    t = np.arange(n) / RATE
+    x = speed * (t - rng.uniform(-0.5, 1.5) * seconds)
+    r = np.sqrt(x ** 2 + closest ** 2)
+    f = f * 343 / (343 + np.gradient(r) * RATE)
+    phase = 2 * np.pi * np.cumsum(f) / RATE
+    y = sum(a * np.sin(k * phase) * (k * f < RATE / 2 - 200) for k, a in zip(harmonics, amps))
+    if tone == "rotor":  # the chopped air of a mechanical siren: noise riding on the tone
+        y = y * (1 + 0.3 * rng.standard_normal(n))
+    y = y * closest / r
+    if rng.random() < 0.5:  # far away: the air takes the highs
+        b, a = scipy.signal.butter(2, rng.uniform(2000, 6000), fs=RATE)
+        y = scipy.signal.lfilter(b, a, y)
+    for _ in range(int(rng.integers(0, 4))):  # reflections off buildings
+        d = int(rng.uniform(0.02, 0.3) * RATE)
+        y[d:] += rng.uniform(0.2, 0.6) * y[:-d]
+    return y / (np.abs(y).max() + 1e-12)
+
+
+def sweep(rng, pattern, low, high, n):
+    """A siren's frequency over n samples, from a random point in its cycle."""
+    t = np.arange(n) / RATE + rng.uniform(0, 10)
+    if pattern == "mechanical":  # spins up towards the top, lingers, runs down slowly
+        up, down = rng.uniform(1.5, 4), rng.uniform(2, 6)
+        rise, fall = rng.uniform(0.3, 1.2), rng.uniform(0.8, 3)
+        c = t % (up + down)
+        top = low + (high - low) * (1 - np.exp(-up / rise))
+        return np.where(c < up, low + (high - low) * (1 - np.exp(-c / rise)),
+                        low + (top - low) * np.exp(-(c - up) / fall))
+    if pattern in ("wail", "yelp", "piercer"):
+        cycle = {"wail": rng.uniform(2.5, 8), "yelp": rng.uniform(0.15, 0.5), "piercer": rng.uniform(0.05, 0.12)}[pattern]
+        rising = rng.uniform(0.3, 0.6)
+        c = (t / cycle) % 1
+        shape = np.where(c < rising, c / rising, (1 - c) / (1 - rising))
+        if rng.random() < 0.5:  # a rounded sweep instead of a straight one
+            shape = 0.5 - 0.5 * np.cos(np.pi * shape)
+        return low + (high - low) * shape
+    cycle = rng.uniform(0.8, 2.0)  # hi-lo
+    return np.where((t / cycle) % 1 < 0.5, low * rng.uniform(1.2, 1.5), low)
+
+
+def traffic(rng, n):
+    """Street noise under a passing siren: engine rumble (a low fundamental and its harmonics),
+    tyres (band noise), all swelling and fading as vehicles pass; unit RMS."""
+    t = np.arange(n) / RATE
+    rumble = scipy.signal.lfilter([1], [1, -0.995], rng.standard_normal(n))
+    engine = rng.uniform(25, 70) * (1 + 0.1 * np.sin(2 * np.pi * rng.uniform(0.05, 0.3) * t))
+    phase = 2 * np.pi * np.cumsum(engine) / RATE
+    rumble = rumble / rms(rumble) + sum(np.sin(k * phase) / k for k in range(1, 12))
+    b, a = scipy.signal.butter(2, [rng.uniform(300, 700), rng.uniform(1500, 4000)], btype="band", fs=RATE)
+    tyres = scipy.signal.lfilter(b, a, rng.standard_normal(n))
+    swell = 1 + 0.8 * np.sin(2 * np.pi * rng.uniform(0.05, 0.25) * t + rng.uniform(0, 6.3))
+    out = (rumble / rms(rumble) + rng.uniform(0.2, 1) * tyres / rms(tyres)) * swell
+    return out / rms(out)
+
+
 def repeated(clip, length, gap_seconds):
     """`clip` again and again, `gap_seconds` apart, for `length` samples: an alarm or a horn
     going on sounding."""
