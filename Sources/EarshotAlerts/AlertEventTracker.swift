@@ -95,8 +95,8 @@ public struct AlertEventTracker {
     public init(settings: Settings = Settings()) {
         precondition(AlertNetwork.classes == ["background"] + AlertClass.allCases.map(\.rawValue))
         precondition(settings.onThresholds.count == AlertClass.allCases.count)
-        self.settings = settings
         precondition(settings.sustainedThresholds.count == AlertClass.allCases.count)
+        self.settings = settings
         recent = [Float](repeating: 0, count: max(1, settings.smoothing) * AlertNetwork.classes.count)
         lasting = [Float](repeating: 0, count: max(1, settings.sustainedDecisions) * AlertNetwork.classes.count)
         sustained = [Float](repeating: 0, count: AlertNetwork.classes.count)
