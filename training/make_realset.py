@@ -123,6 +123,11 @@ def main():
                         help="training only: share of sirens that are street sirens (half as many clips get traffic)")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
+    classes = args.classes.split(",")
+    if not set(classes) <= set(ra.ALERTS):
+        parser.error(f"--classes {args.classes}: give alert classes from {','.join(ra.ALERTS)}")
+    if not 0 <= args.street_sirens <= 1:  # also refuses NaN
+        parser.error(f"--street-sirens {args.street_sirens}: give a share from 0 to 1")
     args.out = args.out or f"training/data/real-{args.split}"
     synth = args.synth or os.path.join(args.out, "synth")
     os.makedirs(synth, exist_ok=True)
@@ -140,9 +145,6 @@ def main():
             os.replace(path + ".tmp.wav", path)
     first = CLIP_SEEDS[args.split] if args.seed is None else args.seed
     augment = args.split == "train"  # the development clips stay as they were: the yardstick
-    classes = args.classes.split(",")
-    if not set(classes) <= set(ra.ALERTS):
-        raise SystemExit(f"--classes: not alert classes: {args.classes}")
     street = args.street_sirens if augment else 0.0
     shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street)
               for i in range(args.clips // args.shard)]

@@ -400,6 +400,18 @@ def export(tensors, path, temperature, tracker, thresholds):
         "thresholds": ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, thresholds))})
 
 
+def operating_point_of(metadata):
+    """`export`'s operating point read back: (thresholds, smoothing, minimum, sure, sustained),
+    as `judge` takes them."""
+    thresholds = [float(item.split("=")[1]) for item in metadata["thresholds"].split(",")]
+    sure = float(metadata["sure"]) if "sure" in metadata else None
+    sustained = None
+    if "sustained" in metadata:
+        given = dict(item.split("=") for item in metadata["sustained"].split(","))
+        sustained = (int(metadata["sustained_decisions"]), [float(given[c]) if c in given else None for c in ALERT_CLASSES])
+    return thresholds, int(metadata["smoothing"]), float(metadata["minimum"]), sure, sustained
+
+
 def exported(path):
     """Exported weights and their metadata; the features take the window the model hears."""
     from safetensors import safe_open

@@ -48,6 +48,18 @@ import Testing
         20 * log10(rms(mic[span]) / rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]))
     }
 
+    /// The canceller on `far`'s echo through `before` until 8 s and through `after` from then on,
+    /// over faint noise: ERLE once settled (5–8 s) and over `relearnt` (seconds) after the move.
+    func erleAcrossAMove(far: [Float], before: [Float], after: [Float], canceller: EchoCanceller,
+                         relearnt: Range<Double>) throws -> (settled: Double, relearnt: Double) {
+        let change = Int(8 * rate)
+        let mic = zip(far.indices.map { $0 < change ? before[$0] : after[$0] }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let out = try cancel(mic: mic, far: far, canceller: canceller)
+        let latency = canceller.latencySamples
+        return (erle(mic, out, Int(5 * rate)..<change, latency: latency),
+                erle(mic, out, Int(relearnt.lowerBound * rate)..<Int(relearnt.upperBound * rate), latency: latency))
+    }
+
     @Test func keepsTheProcessorContract() throws {
         try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2) { EchoCanceller() })
         // Narrowing (after 1 s of far end, 2 s of this talker) and the steps after it keep it too.
@@ -101,13 +113,9 @@ import Testing
     @Test func learnsTheEchoPathItselfAndFollowsItWhenItChanges() throws {
         // Suppression off: what is measured is the adaptive filter alone.
         let far = talker(seconds: 16, seed: 1)
-        let change = Int(8 * rate)
-        let before = echo(of: far), after = echo(of: far, delaySeconds: 0.05, room: 9)
-        let mic = zip(far.indices.map { $0 < change ? before[$0] : after[$0] }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
-        let canceller = EchoCanceller(floorDB: 0)
-        let out = try cancel(mic: mic, far: far, canceller: canceller)
-        let settled = erle(mic, out, Int(5 * rate)..<Int(8 * rate), latency: canceller.latencySamples)
-        let relearnt = erle(mic, out, Int(12.5 * rate)..<Int(15.5 * rate), latency: canceller.latencySamples)
+        let (settled, relearnt) = try erleAcrossAMove(
+            far: far, before: echo(of: far), after: echo(of: far, delaySeconds: 0.05, room: 9),
+            canceller: EchoCanceller(floorDB: 0), relearnt: 12.5..<15.5)
         #expect(settled > 25, "the filter alone: ERLE \(settled) dB")
         #expect(relearnt > 20, "after the loudspeaker moved: ERLE \(relearnt) dB")
     }
@@ -149,13 +157,9 @@ import Testing
         // syllables come every 0.4 s: a jump of 0.6 s would put the old prediction in the new
         // echo's pauses, which speech does not do.)
         let far = talker(seconds: 20, seed: 1)
-        let change = Int(8 * rate)
-        let before = echo(of: far, delaySeconds: 0.1), after = echo(of: far, delaySeconds: 0.5)
-        let mic = zip(far.indices.map { $0 < change ? before[$0] : after[$0] }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
-        let canceller = EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0)
-        let out = try cancel(mic: mic, far: far, canceller: canceller)
-        let settled = erle(mic, out, Int(5 * rate)..<Int(8 * rate), latency: canceller.latencySamples)
-        let relearnt = erle(mic, out, Int(16 * rate)..<Int(19.5 * rate), latency: canceller.latencySamples)
+        let (settled, relearnt) = try erleAcrossAMove(
+            far: far, before: echo(of: far, delaySeconds: 0.1), after: echo(of: far, delaySeconds: 0.5),
+            canceller: EchoCanceller(tailSeconds: 1, pathSeconds: 0.3, floorDB: 0), relearnt: 16..<19.5)
         #expect(settled > 25, "before the jump: ERLE \(settled) dB")
         #expect(relearnt > 20, "after the jump: ERLE \(relearnt) dB")
     }

@@ -48,16 +48,6 @@ def build(data):
     os.replace(CACHE + ".tmp.npz", CACHE)
 
 
-def operating_point(metadata):
-    thresholds = [float(x.split("=")[1]) for x in metadata["thresholds"].split(",")]
-    sure = float(metadata["sure"]) if "sure" in metadata else None
-    sustained = None
-    if "sustained" in metadata:
-        given = dict(x.split("=") for x in metadata["sustained"].split(","))
-        sustained = (int(metadata["sustained_decisions"]), [float(given[c]) if c in given else None for c in tr.ALERT_CLASSES])
-    return thresholds, int(metadata["smoothing"]), float(metadata["minimum"]), sure, sustained
-
-
 def main():
     weights = sys.argv[1:]
     if not weights:
@@ -70,7 +60,7 @@ def main():
     tr.clip_hours = lambda t, c: max(1e-9, hours(t, c))  # no alert-free clips here
     for path in weights:
         tensors, metadata = tr.exported(path)
-        point = operating_point(metadata)
+        point = tr.operating_point_of(metadata)
         decisions = tr.decisions_of(tr.Folded(tensors), frames)
         whole = tr.judge(decisions, targets, *point)
         by_snr = [tr.judge(decisions[k::4], targets[k::4], *point)["recall"]["siren"] for k in range(4)]
