@@ -79,18 +79,31 @@ def fold(model, temperature=1.0):
 
 def warm_start(model, path):
     """Loads exported (folded) weights: each convolution takes them whole, its batch norm starts
-    as the identity."""
+    as the identity. A wider model takes them into its first channels (Net2Net-style): its new
+    filters start small and random and nothing reads them yet (their outgoing weights are zero),
+    so it starts as the exported network and learns what the new channels add."""
     from safetensors.torch import load_file
     t = load_file(path)
     with torch.no_grad():
         for i, (conv, norm) in enumerate(zip(model.convs, model.norms)):
-            conv.weight.copy_(t[f"conv{i}.weight"])
-            conv.bias.copy_(t[f"conv{i}.bias"])
+            w = t[f"conv{i}.weight"]
+            out, inp = w.shape[:2]
+            if out > conv.out_channels or inp > conv.in_channels:
+                raise SystemExit(f"{path}: conv{i} is {out}x{inp}, wider than the model's {conv.out_channels}x{conv.in_channels}")
+            conv.weight.mul_(0.1)
+            conv.weight[:, inp:] = 0
+            conv.weight[:out, :inp] = w
+            conv.bias.zero_()
+            conv.bias[:out] = t[f"conv{i}.bias"]
             norm.weight.fill_(1)
             norm.bias.zero_()
             norm.running_mean.zero_()
             norm.running_var.fill_(1 - norm.eps)
-        model.head.weight.copy_(t["head.weight"])
+        head, last = t["head.weight"], t["head.weight"].shape[1] // 2
+        wide = model.head.in_features // 2
+        model.head.weight.zero_()
+        model.head.weight[:, :last] = head[:, :last]  # max-pooled channels
+        model.head.weight[:, wide:wide + last] = head[:, last:]  # mean-pooled channels
         model.head.bias.copy_(t["head.bias"])
 
 

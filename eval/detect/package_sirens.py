@@ -1,0 +1,104 @@
+"""Real siren recordings from outside ../shared/data: a detector's siren recall on them.
+
+`../shared/data` holds five 1 s real sirens; Debian's free game packages hold four more real
+recordings of emergency vehicles, never used in training or in choosing an operating point.
+They are fetched with `apt-get download` (no installation) into eval/data/detect/package_sirens,
+each placed 40 times (10 beds x -5, 0, +5, +10 dB) 3-5 s into 10 s of real development audio
+(speech, noisy speech, babble, household, music-like, TV), through rooms and microphone colour.
+Each detector's decisions go through `train.track` at the operating point its weights carry.
+
+    .venv/bin/python eval/detect/package_sirens.py WEIGHTS.safetensors [MORE.safetensors ...]
+"""
+import glob
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
+import features as feat  # noqa: E402
+import realaudio as ra  # noqa: E402
+import train as tr  # noqa: E402
+
+FOLDER = os.path.join(HERE, "..", "data", "detect", "package_sirens")
+# (name, Debian package, path inside it): each a real recording of a vehicle's siren.
+RECORDINGS = [
+    ("fire engine, mechanical wail (10.3 s)", "tuxpaint-stamps-default", "usr/share/tuxpaint/stamps/vehicles/emergency/firetruck.ogg"),
+    ("fire engine (5.5 s, 11 kHz)", "scorched3d-data", "usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/firetruck.wav"),
+    ("police car (4.5 s, 11 kHz)", "scorched3d-data", "usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/policecar.wav"),
+    ("siren running down (2.3 s)", "micropolis-data", "usr/share/games/micropolis/res/sounds/siren.wav"),
+]
+SNRS = [-5, 0, 5, 10]
+PLACEMENTS = 40
+SEEDS = 9_500_000
+
+
+def fetch():
+    """Each recording as a file under FOLDER, fetched once; a clear one-line error where apt cannot."""
+    os.makedirs(FOLDER, exist_ok=True)
+    paths = []
+    for _, package, inside in RECORDINGS:
+        path = os.path.join(FOLDER, package, inside)
+        if not os.path.exists(path):
+            with tempfile.TemporaryDirectory() as scratch:
+                got = subprocess.run(["apt-get", "download", package], cwd=scratch, capture_output=True, text=True)
+                debs = glob.glob(os.path.join(scratch, "*.deb"))
+                if got.returncode != 0 or not debs:
+                    raise SystemExit(f"cannot fetch {package} with apt-get download: {(got.stderr.strip().splitlines() or ['no .deb'])[-1]}")
+                unpacked = os.path.join(scratch, "x")
+                os.makedirs(unpacked)
+                subprocess.run(f"dpkg-deb --fsys-tarfile '{debs[0]}' | tar -x -C '{unpacked}' './{inside}'",
+                               shell=True, check=True)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.replace(os.path.join(unpacked, inside), path)
+        paths.append(path)
+    return paths
+
+
+def build(paths, data):
+    bank = ra.Bank(data, "dev")
+    if not bank:
+        raise SystemExit(f"no real recordings under {data}: cannot build the package-siren set")
+    frames, targets = [], []
+    for r, path in enumerate(paths):
+        recording = ra.trim(ra.load(path))
+        for i in range(PLACEMENTS):
+            rng = np.random.default_rng(SEEDS + 1000 * r + i)
+            n = 10 * ra.RATE
+            bed, _ = ra.background(rng, bank, n)
+            start = int(rng.uniform(3, 5) * ra.RATE)
+            piece = recording[:n - start]
+            mix, _ = ra.place_alert(rng, bank, piece, bed, SNRS[i % len(SNRS)], start)
+            mix, = ra.finish(rng, mix)
+            f = feat.frame_features(mix)
+            at = np.arange(len(f)) * feat.HOP
+            frames.append(f)
+            targets.append(np.where((at >= start) & (at < start + len(piece)), 1, 0))
+    return feat.as_stream(np.stack(frames)), np.stack(targets)
+
+
+def main():
+    weights = sys.argv[1:]
+    if not weights:
+        raise SystemExit(__doc__)
+    frames, targets = build(fetch(), os.path.join(HERE, "..", "..", "..", "shared", "data"))
+    hours = tr.clip_hours
+    tr.clip_hours = lambda t, c: max(1e-9, hours(t, c))  # no alert-free clips here
+    for path in weights:
+        tensors, metadata = tr.exported(path)
+        point = tr.operating_point_of(metadata)
+        decisions = tr.decisions_of(tr.Folded(tensors), frames)
+        whole = tr.judge(decisions, targets, *point)
+        print(f"{path}: siren recall {whole['recall']['siren']:.3f}, median delay {whole['median delay']} s")
+        for r, (name, _, _) in enumerate(RECORDINGS):
+            part = slice(r * PLACEMENTS, (r + 1) * PLACEMENTS)
+            by_snr = [tr.judge(decisions[part][k::len(SNRS)], targets[part][k::len(SNRS)], *point)["recall"]["siren"]
+                      for k in range(len(SNRS))]
+            print(f"  {name:40s} " + ", ".join(f"{s:+d} dB {v:.2f}" for s, v in zip(SNRS, by_snr)))
+
+
+if __name__ == "__main__":
+    main()
