@@ -50,8 +50,10 @@ def fetch():
                     raise SystemExit(f"cannot fetch {package} with apt-get download: {(got.stderr.strip().splitlines() or ['no .deb'])[-1]}")
                 unpacked = os.path.join(scratch, "x")
                 os.makedirs(unpacked)
-                subprocess.run(f"dpkg-deb --fsys-tarfile '{debs[0]}' | tar -x -C '{unpacked}' './{inside}'",
-                               shell=True, check=True)
+                got = subprocess.run(f"dpkg-deb --fsys-tarfile '{debs[0]}' | tar -x -C '{unpacked}' './{inside}'",
+                                     shell=True, capture_output=True, text=True)
+                if got.returncode != 0:
+                    raise SystemExit(f"{package} does not hold {inside}: {(got.stderr.strip().splitlines() or ['tar failed'])[-1]}")
                 os.makedirs(os.path.dirname(path), exist_ok=True)
                 os.replace(os.path.join(unpacked, inside), path)
         paths.append(path)
