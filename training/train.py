@@ -223,6 +223,11 @@ def clip_hours(targets, clips):
     return int(np.sum(clips)) * targets.shape[1] * feat.HOP / feat.SAMPLE_RATE / 3600
 
 
+def per_hour(count, hours):
+    """A rate, or None where a set holds no clips of that kind (a set of alerts only)."""
+    return round(count / hours, 2) if hours > 0 else None
+
+
 def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None, sustained=None):
     """The tracker at one operating point over development clips: recall per class (an event of
     the clip's class), false alarms per hour of alert-free audio (any class), wrong-class
@@ -244,8 +249,8 @@ def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None, sus
     counts = np.array([np.sum(klass == k) for k in range(1, len(feat.CLASSES))])
     return {"recall": {c: round(float(h / max(1, n)), 3) for c, h, n in zip(ALERT_CLASSES, hits, counts)},
             "recall, all classes": round(float(hits.sum() / max(1, counts.sum())), 3),
-            "false alarms per hour": round(false / clip_hours(targets, klass == 0), 2),
-            "wrong-class events per hour of alerts": round(wrong / clip_hours(targets, klass > 0), 2),
+            "false alarms per hour": per_hour(false, clip_hours(targets, klass == 0)),
+            "wrong-class events per hour of alerts": per_hour(wrong, clip_hours(targets, klass > 0)),
             "median delay": round(float(np.median(delays)), 2) if delays else None,
             "90th percentile delay": round(float(np.percentile(delays, 90)), 2) if delays else None}
 
@@ -425,14 +430,27 @@ def operating_point_of(metadata):
     return thresholds, int(metadata["smoothing"]), float(metadata["minimum"]), sure, sustained
 
 
+def decisions_at_operating_point(path, frames):
+    """Exported weights' decisions on `frames` (clips as a stream sees them) and the operating
+    point they carry, ready for `judge`."""
+    tensors, metadata = exported(path)
+    return decisions_of(Folded(tensors), frames), operating_point_of(metadata)
+
+
 def exported(path):
     """Exported weights and their metadata; the features take the window the model hears."""
     from safetensors import safe_open
     from safetensors.torch import load_file
-    with safe_open(path, "pt") as f:
-        metadata = f.metadata()
+    try:
+        with safe_open(path, "pt") as f:
+            metadata = f.metadata() or {}
+        tensors = load_file(path)
+    except Exception as error:  # missing, truncated or not safetensors: one line, not a traceback
+        raise SystemExit(f"{path}: not readable exported weights ({str(error).splitlines()[0] if str(error) else type(error).__name__})")
+    if "thresholds" not in metadata:
+        raise SystemExit(f"{path}: no operating point in its metadata; export it with train.py")
     feat.WINDOW = int(metadata.get("window", feat.WINDOW))
-    return load_file(path), metadata
+    return tensors, metadata
 
 
 def rechoose(args):

@@ -87,12 +87,8 @@ def main():
     if not weights:
         raise SystemExit(__doc__)
     frames, targets = build(fetch(), os.path.join(HERE, "..", "..", "..", "shared", "data"))
-    hours = tr.clip_hours
-    tr.clip_hours = lambda t, c: max(1e-9, hours(t, c))  # no alert-free clips here
     for path in weights:
-        tensors, metadata = tr.exported(path)
-        point = tr.operating_point_of(metadata)
-        decisions = tr.decisions_of(tr.Folded(tensors), frames)
+        decisions, point = tr.decisions_at_operating_point(path, frames)
         whole = tr.judge(decisions, targets, *point)
         print(f"{path}: siren recall {whole['recall']['siren']:.3f}, median delay {whole['median delay']} s")
         for r, (name, _, _) in enumerate(RECORDINGS):

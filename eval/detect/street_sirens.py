@@ -56,12 +56,8 @@ def main():
         build(os.path.join(HERE, "..", "..", "..", "shared", "data"))
     stored = np.load(CACHE)
     frames, targets = feat.as_stream(stored["frames"]), stored["targets"]
-    hours = tr.clip_hours
-    tr.clip_hours = lambda t, c: max(1e-9, hours(t, c))  # no alert-free clips here
     for path in weights:
-        tensors, metadata = tr.exported(path)
-        point = tr.operating_point_of(metadata)
-        decisions = tr.decisions_of(tr.Folded(tensors), frames)
+        decisions, point = tr.decisions_at_operating_point(path, frames)
         whole = tr.judge(decisions, targets, *point)
         by_snr = [tr.judge(decisions[k::4], targets[k::4], *point)["recall"]["siren"] for k in range(4)]
         print(f"{path}: siren recall {whole['recall']['siren']:.3f}; at " +
