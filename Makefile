@@ -106,13 +106,14 @@ eval-enhance: release venv espeak
 
 # Alert detection on real audio the detector never trained on (real alert clips and synthetic
 # alerts in real speech, noise and music-like beds; over an hour of real alert-free audio;
-# calibration), then on unseen synthetic scenes; then alert preservation with and without the
-# separator.
+# calibration; real sirens from Debian's free game packages, where apt can fetch them), then on
+# unseen synthetic scenes; then alert preservation with and without the separator.
 eval-detect: release venv espeak
 	$(PYTHON) eval/detect/evaluate.py --earshot .build/release/earshot --data ../shared/data
 	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/scenes
 	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/realaudio/clips
 	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/realaudio/synthetic
+	@[ ! -d eval/data/detect/realaudio/package_sirens ] || $(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/realaudio/package_sirens
 
 # Your own sounds: each target (real and synthesised doorbells) enrolled from one clean
 # recording and looked for in scenes of real speech and household noise, rendered through

@@ -2,18 +2,15 @@
 
 `../shared/data` holds five 1 s real sirens; Debian's free game packages hold four more real
 recordings of emergency vehicles, never used in training or in choosing an operating point.
-They are fetched with `apt-get download` (no installation) into eval/data/detect/package_sirens,
-each placed 40 times (10 beds x -5, 0, +5, +10 dB) 3-5 s into 10 s of real development audio
-(speech, noisy speech, babble, household, music-like, TV), through rooms and microphone colour.
+They are fetched by `package_recordings.fetch`, each placed 40 times (10 beds x -5, 0, +5,
++10 dB) 3-5 s into 10 s of real development audio (speech, noisy speech, babble, household,
+music-like, TV), through rooms and microphone colour.
 Each detector's decisions go through `train.track` at the operating point its weights carry.
 
     .venv/bin/python eval/detect/package_sirens.py WEIGHTS.safetensors [MORE.safetensors ...]
 """
-import glob
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
@@ -22,42 +19,9 @@ sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
 import features as feat  # noqa: E402
 import realaudio as ra  # noqa: E402
 import train as tr  # noqa: E402
+from package_recordings import PLACEMENTS, RECORDINGS, SNRS, fetch  # noqa: E402
 
-FOLDER = os.path.join(HERE, "..", "data", "detect", "package_sirens")
-# (name, Debian package, path inside it): each a real recording of a vehicle's siren.
-RECORDINGS = [
-    ("fire engine, mechanical wail (10.3 s)", "tuxpaint-stamps-default", "usr/share/tuxpaint/stamps/vehicles/emergency/firetruck.ogg"),
-    ("fire engine (5.5 s, 11 kHz)", "scorched3d-data", "usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/firetruck.wav"),
-    ("police car (4.5 s, 11 kHz)", "scorched3d-data", "usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/policecar.wav"),
-    ("siren running down (2.3 s)", "micropolis-data", "usr/share/games/micropolis/res/sounds/siren.wav"),
-]
-SNRS = [-5, 0, 5, 10]
-PLACEMENTS = 40
 SEEDS = 9_500_000
-
-
-def fetch():
-    """Each recording as a file under FOLDER, fetched once; a clear one-line error where apt cannot."""
-    os.makedirs(FOLDER, exist_ok=True)
-    paths = []
-    for _, package, inside in RECORDINGS:
-        path = os.path.join(FOLDER, package, inside)
-        if not os.path.exists(path):
-            with tempfile.TemporaryDirectory() as scratch:
-                got = subprocess.run(["apt-get", "download", package], cwd=scratch, capture_output=True, text=True)
-                debs = glob.glob(os.path.join(scratch, "*.deb"))
-                if got.returncode != 0 or not debs:
-                    raise SystemExit(f"cannot fetch {package} with apt-get download: {(got.stderr.strip().splitlines() or ['no .deb'])[-1]}")
-                unpacked = os.path.join(scratch, "x")
-                os.makedirs(unpacked)
-                got = subprocess.run(f"dpkg-deb --fsys-tarfile '{debs[0]}' | tar -x -C '{unpacked}' './{inside}'",
-                                     shell=True, capture_output=True, text=True)
-                if got.returncode != 0:
-                    raise SystemExit(f"{package} does not hold {inside}: {(got.stderr.strip().splitlines() or ['tar failed'])[-1]}")
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                os.replace(os.path.join(unpacked, inside), path)
-        paths.append(path)
-    return paths
 
 
 def build(paths, data):

@@ -1,0 +1,51 @@
+"""Real siren recordings from outside ../shared/data, fetched from Debian's free game packages.
+
+Four real recordings of emergency vehicles, never used in training or in choosing an operating
+point. `fetch` gets each once with `apt-get download` (nothing is installed) into
+eval/data/detect/package_sirens; `placements` says where each lands in real development audio.
+Both `evaluate.py` (R5, through `earshot detect`) and `package_sirens.py` (several weights
+through the Python tracker) read them.
+"""
+import glob
+import os
+import subprocess
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+FOLDER = os.path.join(HERE, "..", "data", "detect", "package_sirens")
+# (name, Debian package, path inside it): each a real recording of a vehicle's siren.
+RECORDINGS = [
+    ("fire engine, mechanical wail (10.3 s)", "tuxpaint-stamps-default", "usr/share/tuxpaint/stamps/vehicles/emergency/firetruck.ogg"),
+    ("fire engine (5.5 s, 11 kHz)", "scorched3d-data", "usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/firetruck.wav"),
+    ("police car (4.5 s, 11 kHz)", "scorched3d-data", "usr/share/games/scorched3d/data/globalmods/apoc/data/wav/misc/policecar.wav"),
+    ("siren running down (2.3 s)", "micropolis-data", "usr/share/games/micropolis/res/sounds/siren.wav"),
+]
+SNRS = [-5, 0, 5, 10]
+PLACEMENTS = 40  # per recording: 10 beds at each SNR, the SNR cycling fastest
+
+
+def fetch():
+    """Each recording as a file under FOLDER, fetched once; a clear one-line error where apt cannot."""
+    os.makedirs(FOLDER, exist_ok=True)
+    paths = []
+    for _, package, inside in RECORDINGS:
+        path = os.path.join(FOLDER, package, inside)
+        if not os.path.exists(path):
+            with tempfile.TemporaryDirectory() as scratch:
+                try:
+                    got = subprocess.run(["apt-get", "download", package], cwd=scratch, capture_output=True, text=True)
+                except OSError as error:  # no apt-get on this machine
+                    raise SystemExit(f"cannot fetch {package}: {error.strerror}: apt-get") from None
+                debs = glob.glob(os.path.join(scratch, "*.deb"))
+                if got.returncode != 0 or not debs:
+                    raise SystemExit(f"cannot fetch {package} with apt-get download: {(got.stderr.strip().splitlines() or ['no .deb'])[-1]}")
+                unpacked = os.path.join(scratch, "x")
+                os.makedirs(unpacked)
+                got = subprocess.run(f"dpkg-deb --fsys-tarfile '{debs[0]}' | tar -x -C '{unpacked}' './{inside}'",
+                                     shell=True, capture_output=True, text=True)
+                if got.returncode != 0:
+                    raise SystemExit(f"{package} does not hold {inside}: {(got.stderr.strip().splitlines() or ['tar failed'])[-1]}")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                os.replace(os.path.join(unpacked, inside), path)
+        paths.append(path)
+    return paths
