@@ -12,13 +12,13 @@ R1c. The same clips (the short ones repeated) sounding from the first moment of 
 R2. Synthetic alerts from evaluation seeds in the same real backgrounds, for recall per class.
 R2b. R2's sirens beginning 0.3-0.8 s into 3 s recordings just after a real car horn (both
     labelled): an ambulance in traffic, where an announced horn must not hide the siren.
-R5. Four real siren recordings from outside ../shared/data (Debian's free game packages, fetched
-    by package_recordings.py), each 40 times in the same real backgrounds at -5…+10 dB: real
-    sirens, as the held-out ambulances are, that no number here was tuned on.
 R3. Over an hour of real alert-free audio of those kinds: false alarms per hour, every class.
 R3b. Half an hour of it as 3 s recordings: 600 first seconds that must not fire either.
 R4. Calibration: every 0.5 s window of R1-R3 through the shipped network (numpy), reliability
     and expected calibration error.
+R5. Four real siren recordings from outside ../shared/data (Debian's free game packages, fetched
+    by package_recordings.py), each 40 times in the same real backgrounds at -5…+10 dB: real
+    sirens as a street holds them, which no choice here was tuned on.
 Then the synthetic evaluation as before:
 1. Synthetic scenes from seeds and measured rooms and speech takes never used in training
    (`earshot synth scene --rooms evaluation`), alerts at -10...+20 dB SNR.
