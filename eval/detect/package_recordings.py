@@ -2,9 +2,9 @@
 
 Four real recordings of emergency vehicles, never used in training or in choosing an operating
 point. `fetch` gets each once with `apt-get download` (nothing is installed) into
-eval/data/detect/package_sirens; `placements` says where each lands in real development audio.
-Both `evaluate.py` (R5, through `earshot detect`) and `package_sirens.py` (several weights
-through the Python tracker) read them.
+eval/data/detect/package_sirens. Both `evaluate.py` (R5, through `earshot detect`) and
+`package_sirens.py` (several weights through the Python tracker) place each PLACEMENTS times in
+real development audio, cycling through SNRS.
 """
 import glob
 import os
