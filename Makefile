@@ -155,7 +155,7 @@ eval-capture: release venv
 # PyTorch on the CPU in three stages, each later one from the one before's weights with hard
 # negatives mined from the start, a fourth with street sirens added and a sixth that trains the
 # fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in the
-# README); temperature-calibrated, operating point chosen on the development clips and 9 h of
+# README); temperature-calibrated, operating point chosen on the development clips and 12 h of
 # alert-free development audio; weights to Sources/EarshotAlerts/Resources, parity fixture to
 # the tests.
 train: release venv espeak
