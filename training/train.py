@@ -599,7 +599,8 @@ def main():
     export(tensors, args.weights, temperature, tracker, thresholds)
     json.dump({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
                "training": {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
-                            "started from": args.init, "seed": args.seed},
+                            "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
+                            "channels": model.channels, "learning rate": args.learning_rate},
                "temperature": temperature,
                "expected calibration error": {"before": before, "after": after},
                "reliability (bin, mean confidence, accuracy, windows)": reliability,
