@@ -3,7 +3,7 @@
 Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the training split
 (LibriSpeech speakers, background recordings, knocks, cries, appliances; babble, music-like
 beds, rooms, microphone colour, band limits, levels, clipping) and, in about half of the clips,
-one alert at -10...+20 dB: a synthetic one from `earshot synth alert` or a real training clip.
+one alert at -10...+20 dB (`--snr`): a synthetic one from `earshot synth alert` or a real training clip.
 Features (features.py) and per-frame targets are stored in shards of npz files; the
 development split is never touched here.
 """
@@ -43,7 +43,7 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
-def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0):
+def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0, snr=(-10, 20)):
     n = int(CLIP_SECONDS * ra.RATE)
     bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     if rng.random() < street / 2:  # traffic, with a siren or without one, so it tells nothing
@@ -69,7 +69,7 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
             alert = ra.as_sounded(rng, alert, klass)
         alert = alert[:n]
         start = int(rng.integers(0, max(1, n - len(alert) // 2)))
-        bed, track = ra.place_alert(rng, bank, alert, bed, rng.uniform(-10, 20), start)
+        bed, track = ra.place_alert(rng, bank, alert, bed, rng.uniform(*snr), start)
     mix, track = ra.finish(rng, bed, track)
     f = feat.frame_features(mix)
     return f.astype(np.float16), frame_targets(track, klass, len(f)), kind
@@ -86,7 +86,7 @@ def load_sources(data, synth_folder, split):
 
 
 def worker(args):
-    index, count, seed, out, alert_share, augment, classes, street = args
+    index, count, seed, out, alert_share, augment, classes, street, snr = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
@@ -94,7 +94,7 @@ def worker(args):
     bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -121,6 +121,7 @@ def main():
     parser.add_argument("--classes", default=",".join(ra.ALERTS), help="the alert classes drawn")
     parser.add_argument("--street-sirens", type=float, default=0.0,
                         help="training only: share of sirens that are street sirens (half as many clips get traffic)")
+    parser.add_argument("--snr", default="-10,20", help="LOW,HIGH: the range in dB the alerts are mixed at")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
     classes = args.classes.split(",")
@@ -128,6 +129,12 @@ def main():
         parser.error(f"--classes {args.classes}: give alert classes from {','.join(ra.ALERTS)}")
     if not 0 <= args.street_sirens <= 1:  # also refuses NaN
         parser.error(f"--street-sirens {args.street_sirens}: give a share from 0 to 1")
+    try:
+        snr = tuple(float(v) for v in args.snr.split(","))
+    except ValueError:
+        snr = ()
+    if len(snr) != 2 or not -40 <= snr[0] <= snr[1] <= 40:  # also refuses NaN
+        parser.error(f"--snr {args.snr}: give LOW,HIGH in dB, LOW <= HIGH, within -40...40")
     args.out = args.out or f"training/data/real-{args.split}"
     synth = args.synth or os.path.join(args.out, "synth")
     os.makedirs(synth, exist_ok=True)
@@ -146,7 +153,7 @@ def main():
     first = CLIP_SEEDS[args.split] if args.seed is None else args.seed
     augment = args.split == "train"  # the development clips stay as they were: the yardstick
     street = args.street_sirens if augment else 0.0
-    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street)
+    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr)
               for i in range(args.clips // args.shard)]
     with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):

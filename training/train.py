@@ -484,6 +484,8 @@ def main():
     parser.add_argument("--channels", default=",".join(map(str, CHANNELS)))
     parser.add_argument("--init", default=None,
                         help="start from an exported detector (safetensors) of the same shape instead of at random")
+    parser.add_argument("--after", default=None,
+                        help="the report of the stage --init comes from: its stages go before this one's in the report")
     parser.add_argument("--learning-rate", type=float, default=3e-3, help="the one-cycle schedule's peak")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--window", type=int, default=feat.WINDOW, help="frames a network input holds")
@@ -501,6 +503,9 @@ def main():
         parser.error(f"--window {args.window}: a window holds {RECENT} to 500 frames")
     if not 0 < args.learning_rate <= 0.1:  # also refuses NaN
         parser.error(f"--learning-rate {args.learning_rate}: give a peak in (0, 0.1]")
+    if args.after and not args.init:
+        parser.error("--after names the report of the stage --init comes from: give --init too")
+    earlier = stages_of(args.after) if args.after else []
     if args.parity_only:
         return write_parity(exported(args.weights)[0], args.parity)
     if args.operating_point_only:
@@ -597,10 +602,11 @@ def main():
     quiet = quiet_decisions(Folded(tensors), args.dev_quiet)
     tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet)
     export(tensors, args.weights, temperature, tracker, thresholds)
+    stage = {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
+             "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
+             "channels": model.channels, "learning rate": args.learning_rate, "clips": args.train}
     json.dump({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
-               "training": {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
-                            "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
-                            "channels": model.channels, "learning rate": args.learning_rate},
+               "training": {"stages": earlier + [stage]},
                "temperature": temperature,
                "expected calibration error": {"before": before, "after": after},
                "reliability (bin, mean confidence, accuracy, windows)": reliability,
@@ -615,6 +621,15 @@ def main():
     assert torch.max(torch.abs(folded - trained)) < 1e-5, "folding changed the network"
     write_parity(tensors, args.parity)
     print(f"wrote {args.weights}, {args.parity} and {args.report}")
+
+
+def stages_of(path):
+    """The training stages a report records: the stages before it and its own."""
+    try:
+        training = json.load(open(path))["training"]
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise SystemExit(f"{path}: not a training report ({type(error).__name__}: {error})")
+    return training["stages"] if "stages" in training else [training]
 
 
 def write_parity(tensors, path):
