@@ -153,11 +153,12 @@ eval-capture: release venv
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
 # PyTorch on the CPU in three stages, each later one from the one before's weights with hard
-# negatives mined from the start, a fourth with street sirens added and a sixth that trains the
+# negatives mined from the start, a fourth with street sirens added, a sixth that trains the
 # fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in the
-# README); temperature-calibrated, operating point chosen on the development clips and 12 h of
-# alert-free development audio; weights to Sources/EarshotAlerts/Resources, parity fixture to
-# the tests.
+# README) and a seventh that trains the sixth on with faint street sirens added; each report
+# carries the stages before it; temperature-calibrated, operating point chosen on the
+# development clips and 12 h of alert-free development audio; weights to
+# Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
 	$(VENV)/bin/pip install -q -r requirements-train.txt
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 6000
@@ -166,19 +167,30 @@ train: release venv espeak
 		--alert-share 0 --seed 8500000 --out training/data/real-dev-quiet --synth training/data/real-dev/synth
 	$(PYTHON) training/train.py --epochs 12 --mine-after 7 --windows 40000 --weights training/data/stage1.safetensors \
 		--checkpoint training/data/stage1.pt --parity training/data/stage1_parity.json --report training/data/stage1.json
-	$(PYTHON) training/train.py --init training/data/stage1.safetensors --epochs 10 --mine-after 0 --windows 60000 \
+	$(PYTHON) training/train.py --init training/data/stage1.safetensors --after training/data/stage1.json \
+		--epochs 10 --mine-after 0 --windows 60000 \
 		--weights training/data/stage2.safetensors --checkpoint training/data/stage2.pt \
 		--parity training/data/stage2_parity.json --report training/data/stage2.json
-	$(PYTHON) training/train.py --init training/data/stage2.safetensors --epochs 10 --mine-after 0 --windows 60000 \
+	$(PYTHON) training/train.py --init training/data/stage2.safetensors --after training/data/stage2.json \
+		--epochs 10 --mine-after 0 --windows 60000 \
 		--weights training/data/stage3.safetensors --checkpoint training/data/stage3.pt \
 		--parity training/data/stage3_parity.json --report training/data/stage3.json
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 1600 \
 		--classes siren --street-sirens 0.8 --seed 7100000 --out training/data/real-train-sirens --synth training/data/real-train/synth
-	$(PYTHON) training/train.py --init training/data/stage3.safetensors --train training/data/real-train,training/data/real-train-sirens \
+	$(PYTHON) training/train.py --init training/data/stage3.safetensors --after training/data/stage3.json \
+		--train training/data/real-train,training/data/real-train-sirens \
 		--epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --weights training/data/stage4.safetensors \
 		--checkpoint training/data/stage4.pt --parity training/data/stage4_parity.json --report training/data/stage4.json
-	$(PYTHON) training/train.py --init training/data/stage4.safetensors --train training/data/real-train,training/data/real-train-sirens \
-		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --checkpoint training/data/stage6.pt
+	$(PYTHON) training/train.py --init training/data/stage4.safetensors --after training/data/stage4.json \
+		--train training/data/real-train,training/data/real-train-sirens \
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --weights training/data/stage6.safetensors \
+		--checkpoint training/data/stage6.pt --parity training/data/stage6_parity.json --report training/data/stage6.json
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 1600 \
+		--classes siren --street-sirens 0.8 --snr=-10,5 --seed 7200000 --out training/data/real-train-faint-sirens \
+		--synth training/data/real-train/synth
+	$(PYTHON) training/train.py --init training/data/stage6.safetensors --after training/data/stage6.json \
+		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens \
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --checkpoint training/data/stage7.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
