@@ -3,7 +3,8 @@
 Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the training split
 (LibriSpeech speakers, background recordings, knocks, cries, appliances; babble, music-like
 beds, rooms, microphone colour, band limits, levels, clipping) and, in about half of the clips,
-one alert at -10...+20 dB (`--snr`): a synthetic one from `earshot synth alert` or a real training clip.
+one alert at -10...+20 dB (`--snr`): a synthetic one from `earshot synth alert` or a real
+training clip.
 Features (features.py) and per-frame targets are stored in shards of npz files; the
 development split is never touched here.
 """

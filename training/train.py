@@ -468,7 +468,7 @@ def rechoose(args):
     export(tensors, args.weights, temperature, tracker, thresholds)
     report = json.load(open(args.report)) if os.path.exists(args.report) else {}
     report["operating point"] = operating
-    json.dump(report, open(args.report, "w"), indent=1)
+    write_report(report, args.report)
     print(f"wrote {args.weights} and {args.report}")
 
 
@@ -605,12 +605,12 @@ def main():
     stage = {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
              "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
              "channels": model.channels, "learning rate": args.learning_rate, "clips": args.train}
-    json.dump({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
-               "training": {"stages": earlier + [stage]},
-               "temperature": temperature,
-               "expected calibration error": {"before": before, "after": after},
-               "reliability (bin, mean confidence, accuracy, windows)": reliability,
-               "operating point": operating}, open(args.report, "w"), indent=1)
+    write_report({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
+                  "training": {"stages": earlier + [stage]},
+                  "temperature": temperature,
+                  "expected calibration error": {"before": before, "after": after},
+                  "reliability (bin, mean confidence, accuracy, windows)": reliability,
+                  "operating point": operating}, args.report)
 
     ends = (feat.WINDOW - 1, feat.WINDOW + 14, feat.WINDOW + 29)
     signal = parity_signal((feat.WINDOW + 30) * feat.HOP)
@@ -627,9 +627,16 @@ def stages_of(path):
     """The training stages a report records: the stages before it and its own."""
     try:
         training = json.load(open(path))["training"]
+        return list(training["stages"]) if "stages" in training else [dict(training)]
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise SystemExit(f"{path}: not a training report ({type(error).__name__}: {error})")
-    return training["stages"] if "stages" in training else [training]
+
+
+def write_report(report, path):
+    """The report whole or not at all: written beside it, then moved into place."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(report, f, indent=1)
+    os.replace(path + ".tmp", path)
 
 
 def write_parity(tensors, path):
