@@ -21,6 +21,10 @@ public struct AlertEventTracker {
     public struct Settings: Sendable {
         /// Decisions averaged (at 100 ms apart, 0.3 s).
         public var smoothing = 3
+        /// Per class (in `AlertClass` order), the decisions averaged where the class is smoothed
+        /// otherwise than `smoothing`; nil: over `smoothing`. A class is weighed against the
+        /// others at its own depth.
+        public var classSmoothing = [Int?](repeating: nil, count: AlertClass.allCases.count)
         /// The smoothed probability an event must reach to begin, per class (in `AlertClass`
         /// order): the operating point. The shipped network carries its own, chosen on the
         /// development set (`AlertNetwork.defaultThresholds`).
@@ -85,23 +89,30 @@ public struct AlertEventTracker {
     }
 
     public let settings: Settings
-    private var recent: [Float]  // smoothing × classes, ring
+    private let depths: [Int]  // per alert class, decisions averaged
+    private let deepest: Int
+    private var recent: [Float]  // deepest × classes, ring
     private var recentCount = 0
     private var lasting: [Float]  // sustainedDecisions × classes, ring
     private var states: [ClassState]
-    private var smoothed: [Float]
+    private var smoothed: [Float]  // over `smoothing`
+    private var classSmoothed: [Float]  // every class over one class's depth, where it differs
     private var sustained: [Float]  // the mean over `lasting`, once it is full
 
     public init(settings: Settings = Settings()) {
         precondition(AlertNetwork.classes == ["background"] + AlertClass.allCases.map(\.rawValue))
         precondition(settings.onThresholds.count == AlertClass.allCases.count)
         precondition(settings.sustainedThresholds.count == AlertClass.allCases.count)
+        precondition(settings.classSmoothing.count == AlertClass.allCases.count)
         self.settings = settings
-        recent = [Float](repeating: 0, count: max(1, settings.smoothing) * AlertNetwork.classes.count)
+        depths = settings.classSmoothing.map { max(1, $0 ?? settings.smoothing) }
+        deepest = max(max(1, settings.smoothing), depths.max()!)
+        recent = [Float](repeating: 0, count: deepest * AlertNetwork.classes.count)
         lasting = [Float](repeating: 0, count: max(1, settings.sustainedDecisions) * AlertNetwork.classes.count)
         sustained = [Float](repeating: 0, count: AlertNetwork.classes.count)
         states = [ClassState](repeating: ClassState(), count: AlertClass.allCases.count)
         smoothed = [Float](repeating: 0, count: AlertNetwork.classes.count)
+        classSmoothed = smoothed
     }
 
     /// Whether an alert may be sounding: one is announced or about to be, or some alert class
@@ -114,28 +125,31 @@ public struct AlertEventTracker {
     /// event that begins or ends.
     public mutating func update(probabilities: UnsafePointer<Float>, time: Double, report: (Change) -> Void) {
         let classes = AlertNetwork.classes.count, depth = max(1, settings.smoothing)
-        let slot = recentCount % depth, longDepth = max(1, settings.sustainedDecisions)
+        let slot = recentCount % deepest, longDepth = max(1, settings.sustainedDecisions)
         let longSlot = recentCount % longDepth
         for k in 0..<classes {
             recent[slot * classes + k] = probabilities[k]
             lasting[longSlot * classes + k] = probabilities[k]
         }
         recentCount += 1
-        let filled = min(recentCount, depth)
         let heardLong = recentCount >= longDepth
         for k in 0..<classes {
-            var sum: Float = 0
-            for s in 0..<filled { sum += recent[s * classes + k] }
-            smoothed[k] = sum / Float(filled)
+            smoothed[k] = mean(of: k, over: depth)
             if heardLong {
-                sum = 0
+                var sum: Float = 0
                 for s in 0..<longDepth { sum += lasting[s * classes + k] }
                 sustained[k] = sum / Float(longDepth)
             }
         }
         let mostSustained = heardLong ? sustained.max()! : .infinity
         for (index, alertClass) in AlertClass.allCases.enumerated() {
-            let p = smoothed[index + 1]  // the network's classes: background, then AlertClass's order
+            let ownDepth = depths[index] != depth
+            if ownDepth {
+                for k in 0..<classes { classSmoothed[k] = mean(of: k, over: depths[index]) }
+            }
+            // The network's classes: background, then AlertClass's order.
+            let p = ownDepth ? classSmoothed[index + 1] : smoothed[index + 1]
+            let mostLikely = ownDepth ? classSmoothed.max()! : smoothed.max()!
             let onThreshold = settings.onThresholds[index]
             let sure = settings.sureThreshold.map { p >= max($0, onThreshold) } ?? false
             let long = sustained[index + 1]
@@ -154,7 +168,7 @@ public struct AlertEventTracker {
                 // stop it: a car horn in traffic must not hide the siren that follows it.
                 if lastingLong {
                     announce()
-                } else if p >= onThreshold && p >= smoothed.max()! {
+                } else if p >= onThreshold && p >= mostLikely {
                     state.phase = .candidate(since: time)
                     state.lastHeard = time
                     if sure { announce() }
@@ -179,6 +193,14 @@ public struct AlertEventTracker {
         }
     }
 
+    /// Class `k`'s probability averaged over the last `depth` decisions (fewer at the start).
+    private func mean(of k: Int, over depth: Int) -> Float {
+        let classes = AlertNetwork.classes.count, filled = min(recentCount, depth)
+        var sum: Float = 0
+        for back in 0..<filled { sum += recent[((recentCount - 1 - back) % deepest) * classes + k] }
+        return sum / Float(max(1, filled))
+    }
+
     /// Ends every event still going, at `time` (the end of the input).
     public mutating func finish(at time: Double, report: (Change) -> Void) {
         for index in states.indices {
@@ -196,6 +218,7 @@ public struct AlertEventTracker {
         recentCount = 0
         for i in states.indices { states[i] = ClassState() }
         for i in smoothed.indices { smoothed[i] = 0 }
+        for i in classSmoothed.indices { classSmoothed[i] = 0 }
         for i in sustained.indices { sustained[i] = 0 }
     }
 }

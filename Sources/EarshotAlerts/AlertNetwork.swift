@@ -28,7 +28,8 @@ public final class AlertNetwork {
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
     /// The tracker at that operating point: those thresholds, the decisions it averages
-    /// (metadata `smoothing`), how long a class must hold before it is announced (metadata
+    /// (metadata `smoothing`, and `class_smoothing`, `siren=1`, for the classes averaged
+    /// otherwise), how long a class must hold before it is announced (metadata
     /// `minimum`, seconds) and the probability announced at once (metadata `sure`), chosen with
     /// the thresholds, and the sustained route (metadata `sustained`, `siren=0.8`, averaged over
     /// `sustained_decisions`); the tracker's defaults where absent.
@@ -91,6 +92,9 @@ public final class AlertNetwork {
             }
             settings.smoothing = smoothing
         }
+        for (alertClass, depth) in try Self.classSmoothing(model.metadata["class_smoothing"] ?? "") {
+            settings.classSmoothing[AlertClass.allCases.firstIndex(of: alertClass)!] = depth
+        }
         if let text = model.metadata["minimum"] {
             guard let minimum = Double(text), (0...2).contains(minimum) else {
                 throw EarshotError.invalidArgument("the model's minimum '\(text)' is not a number of seconds from 0 to 2")
@@ -132,6 +136,22 @@ public final class AlertNetwork {
             }
             guard out.updateValue(value, forKey: alertClass) == nil else {
                 throw EarshotError.invalidArgument("\(alertClass.rawValue) is given twice")
+            }
+        }
+        return out
+    }
+
+    /// Parses `siren=1`: each class at most once, each a number of decisions from 1 to 10.
+    static func classSmoothing(_ text: String) throws -> [AlertClass: Int] {
+        var out: [AlertClass: Int] = [:]
+        for item in text.split(separator: ",") where !item.isEmpty {
+            let parts = item.split(separator: "=", omittingEmptySubsequences: false)
+            guard parts.count == 2, let alertClass = AlertClass(rawValue: String(parts[0]).trimmingCharacters(in: .whitespaces)),
+                  let depth = Int(String(parts[1]).trimmingCharacters(in: .whitespaces)), (1...10).contains(depth) else {
+                throw EarshotError.invalidArgument("the model's class_smoothing '\(item)' is not CLASS=DECISIONS with a class of \(AlertClass.allCases.map(\.rawValue).joined(separator: ", ")) and 1 to 10 decisions")
+            }
+            guard out.updateValue(depth, forKey: alertClass) == nil else {
+                throw EarshotError.invalidArgument("the model's class_smoothing gives \(alertClass.rawValue) twice")
             }
         }
         return out

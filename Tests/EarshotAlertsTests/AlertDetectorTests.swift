@@ -168,6 +168,33 @@ struct ParityFixture: Decodable {
         #expect(onset(0.95, sure: 0.5, threshold: 0.9).map { abs($0 - 1.1) < 1e-9 } == true)
     }
 
+    /// A class smoothed over its own depth: 0.97 after 1 s of quiet passes a 0.95 threshold at
+    /// the first decision unsmoothed, at the third over three decisions, then holds 0.2 s. The
+    /// other classes keep the usual depth, whichever of the two is deeper.
+    @Test func aClassMayBeSmoothedOnItsOwn() {
+        func onset(of alertClass: AlertClass, smoothing: Int, sirenSmoothing: Int?) -> Double? {
+            var settings = AlertEventTracker.Settings(thresholds: [.siren: 0.95, .doorbell: 0.95])
+            settings.smoothing = smoothing
+            settings.classSmoothing[0] = sirenSmoothing
+            var tracker = AlertEventTracker(settings: settings)
+            var quiet: [Float] = [1, 0, 0, 0, 0]
+            var p: [Float] = [0.03, 0, 0, 0, 0]
+            p[AlertNetwork.classes.firstIndex(of: alertClass.rawValue)!] = 0.97
+            var began: Double?
+            for step in 1...10 { tracker.update(probabilities: &quiet, time: Double(step) / 10) { _ in } }
+            for step in 11...20 {
+                tracker.update(probabilities: &p, time: Double(step) / 10) { if case .began(let e) = $0, began == nil { began = e.start } }
+            }
+            return began
+        }
+        func near(_ time: Double?, _ expected: Double) -> Bool { time.map { abs($0 - expected) < 1e-9 } == true }
+        #expect(near(onset(of: .siren, smoothing: 3, sirenSmoothing: nil), 1.5))
+        #expect(near(onset(of: .siren, smoothing: 3, sirenSmoothing: 1), 1.3), "unsmoothed: two decisions sooner")
+        #expect(near(onset(of: .doorbell, smoothing: 3, sirenSmoothing: 1), 1.5), "the other classes as before")
+        #expect(near(onset(of: .doorbell, smoothing: 1, sirenSmoothing: 3), 1.3))
+        #expect(near(onset(of: .siren, smoothing: 1, sirenSmoothing: 3), 1.5), "deeper than the rest")
+    }
+
     /// A siren that follows a car horn is announced while the horn's event is still held (in
     /// traffic the horn must not hide it), as soon as it would be alone; the horn, still held,
     /// is not announced again.
@@ -255,9 +282,11 @@ struct ParityFixture: Decodable {
         var header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
         let shipped = header["__metadata__"] as? [String: String] ?? [:]
         func model(smoothing: String?, minimum: String? = nil, window: String? = shipped["window"],
-                   sure: String? = nil, sustained: String? = nil, sustainedDecisions: String? = nil) throws -> AlertNetwork {
+                   sure: String? = nil, sustained: String? = nil, sustainedDecisions: String? = nil,
+                   classSmoothing: String? = nil) throws -> AlertNetwork {
             var metadata = shipped
             metadata["smoothing"] = smoothing
+            metadata["class_smoothing"] = classSmoothing
             metadata["minimum"] = minimum
             metadata["window"] = window
             metadata["sure"] = sure
@@ -272,6 +301,11 @@ struct ParityFixture: Decodable {
         #expect(try model(smoothing: nil).defaultSettings.smoothing == AlertEventTracker.Settings().smoothing)
         for bad in ["0", "11", "two", ""] {
             #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: bad) }
+        }
+        #expect(try model(smoothing: "2", classSmoothing: "siren=1").defaultSettings.classSmoothing == [1, nil, nil, nil])
+        #expect(try model(smoothing: "2").defaultSettings.classSmoothing == [nil, nil, nil, nil])
+        for bad in ["siren", "siren=0", "siren=11", "bell=1", "siren=1,siren=2", "siren=one"] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", classSmoothing: bad) }
         }
         #expect(try model(smoothing: "2", minimum: "0.1").defaultSettings.minimumSeconds == 0.1)
         #expect(try model(smoothing: "2", minimum: nil).defaultSettings.minimumSeconds == AlertEventTracker.Settings().minimumSeconds)
