@@ -2,9 +2,9 @@
 
 Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the training split
 (LibriSpeech speakers, background recordings, knocks, cries, appliances; babble, music-like
-beds, rooms, microphone colour, band limits, levels, clipping) and, in about half of the clips,
-one alert at -10...+20 dB (`--snr`): a synthetic one from `earshot synth alert` or a real
-training clip.
+beds, rooms, microphone colour, band limits, levels, clipping, with `--codec` a lossy codec)
+and, in about half of the clips, one alert at -10...+20 dB (`--snr`): a synthetic one from
+`earshot synth alert` or a real training clip.
 Features (features.py) and per-frame targets are stored in shards of npz files; the
 development split is never touched here.
 """
@@ -44,7 +44,8 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
-def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0, snr=(-10, 20)):
+def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0, snr=(-10, 20),
+              codec=0.0):
     n = int(CLIP_SECONDS * ra.RATE)
     bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     if rng.random() < street / 2:  # traffic, with a siren or without one, so it tells nothing
@@ -72,6 +73,8 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
         start = int(rng.integers(0, max(1, n - len(alert) // 2)))
         bed, track = ra.place_alert(rng, bank, alert, bed, rng.uniform(*snr), start)
     mix, track = ra.finish(rng, bed, track)
+    if codec > 0 and rng.random() < codec:  # (drawn only when asked: earlier sets stay as they were)
+        mix = ra.lossy(rng, mix)
     f = feat.frame_features(mix)
     return f.astype(np.float16), frame_targets(track, klass, len(f)), kind
 
@@ -87,7 +90,7 @@ def load_sources(data, synth_folder, split):
 
 
 def worker(args):
-    index, count, seed, out, alert_share, augment, classes, street, snr = args
+    index, count, seed, out, alert_share, augment, classes, street, snr, codec = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
@@ -95,7 +98,7 @@ def worker(args):
     bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr, codec)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -123,6 +126,8 @@ def main():
     parser.add_argument("--street-sirens", type=float, default=0.0,
                         help="training only: share of sirens that are street sirens (half as many clips get traffic)")
     parser.add_argument("--snr", default="-10,20", help="LOW,HIGH: the range in dB the alerts are mixed at")
+    parser.add_argument("--codec", type=float, default=0.0,
+                        help="training only: share of clips heard through a lossy codec (MP3 or Vorbis)")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
     classes = args.classes.split(",")
@@ -130,6 +135,8 @@ def main():
         parser.error(f"--classes {args.classes}: give alert classes from {','.join(ra.ALERTS)}")
     if not 0 <= args.street_sirens <= 1:  # also refuses NaN
         parser.error(f"--street-sirens {args.street_sirens}: give a share from 0 to 1")
+    if not 0 <= args.codec <= 1:
+        parser.error(f"--codec {args.codec}: give a share from 0 to 1")
     try:
         snr = tuple(float(v) for v in args.snr.split(","))
     except ValueError:
@@ -154,7 +161,8 @@ def main():
     first = CLIP_SEEDS[args.split] if args.seed is None else args.seed
     augment = args.split == "train"  # the development clips stay as they were: the yardstick
     street = args.street_sirens if augment else 0.0
-    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr)
+    codec = args.codec if augment else 0.0
+    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr, codec)
               for i in range(args.clips // args.shard)]
     with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):

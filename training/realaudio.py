@@ -12,6 +12,7 @@ Synthetic alerts (`earshot synth alert`) are drawn from disjoint seed ranges per
 music-like beds are synthesised here from disjoint seeds.
 """
 import glob
+import io
 import os
 import re
 import subprocess
@@ -462,6 +463,18 @@ def traffic(rng, n):
     swell = 1 + 0.8 * np.sin(2 * np.pi * rng.uniform(0.05, 0.25) * t + rng.uniform(0, 6.3))
     out = (rumble / rms(rumble) + rng.uniform(0.2, 1) * tyres / rms(tyres)) * swell
     return out / rms(out)
+
+
+def lossy(rng, x):
+    """`x` through a lossy codec and back (training only), as a phone's recording or a streamed
+    video holds a sound: MP3 or Vorbis at a random quality. Neither shifts the signal in time."""
+    form, subtype = (("MP3", "MPEG_LAYER_III"), ("OGG", "VORBIS"))[int(rng.integers(2))]
+    coded = io.BytesIO()
+    sf.write(coded, x.astype(np.float32), RATE, format=form, subtype=subtype,
+             compression_level=float(rng.uniform(0.2, 0.95)))
+    coded.seek(0)
+    y, _ = sf.read(coded, dtype="float64")
+    return np.pad(y[:len(x)], (0, max(0, len(x) - len(y))))
 
 
 def repeated(clip, length, gap_seconds):
