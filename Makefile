@@ -155,7 +155,8 @@ eval-capture: release venv
 # PyTorch on the CPU in three stages, each later one from the one before's weights with hard
 # negatives mined from the start, a fourth with street sirens added, a sixth that trains the
 # fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in the
-# README) and a seventh that trains the sixth on with faint street sirens added; each report
+# README), a seventh that trains the sixth on with faint street sirens added and an eighth that
+# trains the seventh on with clips heard through lossy codecs added; each report
 # carries the stages before it; temperature-calibrated, operating point chosen on the
 # development clips and 12 h of alert-free development audio; weights to
 # Sources/EarshotAlerts/Resources, parity fixture to the tests.
@@ -190,7 +191,14 @@ train: release venv espeak
 		--synth training/data/real-train/synth
 	$(PYTHON) training/train.py --init training/data/stage6.safetensors --after training/data/stage6.json \
 		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens \
-		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --checkpoint training/data/stage7.pt
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --weights training/data/stage7.safetensors \
+		--checkpoint training/data/stage7.pt --parity training/data/stage7_parity.json --report training/data/stage7.json
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 1600 \
+		--street-sirens 0.5 --snr=-10,10 --codec 0.7 --seed 7300000 --out training/data/real-train-codec \
+		--synth training/data/real-train/synth
+	$(PYTHON) training/train.py --init training/data/stage7.safetensors --after training/data/stage7.json \
+		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec \
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --checkpoint training/data/stage8.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
