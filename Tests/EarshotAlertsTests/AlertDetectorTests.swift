@@ -195,6 +195,42 @@ struct ParityFixture: Decodable {
         #expect(near(onset(of: .siren, smoothing: 1, sirenSmoothing: 3), 1.5), "deeper than the rest")
     }
 
+    /// The tracker announces what the training script's tracker (`train.track`, with which the
+    /// operating point is chosen) announces: the same classes at the same moments, for seeded
+    /// decision streams under operating points with per-class smoothing, the sure threshold and
+    /// the sustained route (training/tracker_fixture.py).
+    @Test func tracksAsTheTrainingScriptDoes() throws {
+        struct Case: Decodable {
+            var thresholds: [Float], smoothing: [Int], minimum: Double, sure: Float?
+            var sustainedDecisions: Int, sustained: [Float], decisions: [[Int]], events: [[Double]]
+        }
+        struct Fixture: Decodable { var step: Double, scale: Float, cases: [Case] }
+        let url = try #require(Bundle.module.url(forResource: "tracker_parity", withExtension: "json", subdirectory: "Fixtures"))
+        let fixture = try JSONDecoder().decode(Fixture.self, from: Data(contentsOf: url))
+        #expect(fixture.cases.count == 20 && fixture.cases.map(\.events.count).reduce(0, +) >= 40)
+        for (n, given) in fixture.cases.enumerated() {
+            var settings = AlertEventTracker.Settings()
+            settings.onThresholds = given.thresholds
+            settings.smoothing = given.smoothing.max()!
+            settings.classSmoothing = given.smoothing
+            settings.minimumSeconds = given.minimum
+            settings.sureThreshold = given.sure
+            settings.sustainedDecisions = given.sustainedDecisions
+            settings.sustainedThresholds = given.sustained.map { $0 < 0 ? .infinity : $0 }
+            var tracker = AlertEventTracker(settings: settings)
+            var began: [(AlertClass, Double)] = []
+            for (t, row) in given.decisions.enumerated() {
+                var p = row.map { Float($0) / fixture.scale }
+                tracker.update(probabilities: &p, time: Double(t + 1) * fixture.step) {
+                    if case .began(let e) = $0 { began.append((e.alertClass, e.start)) }
+                }
+            }
+            let expected = given.events.map { (AlertClass.allCases[Int($0[0]) - 1], $0[1]) }
+            #expect(began.map(\.0) == expected.map(\.0), "stream \(n)")
+            #expect(began.count == expected.count && zip(began, expected).allSatisfy { abs($0.1 - $1.1) < 1e-6 }, "stream \(n)")
+        }
+    }
+
     /// A siren that follows a car horn is announced while the horn's event is still held (in
     /// traffic the horn must not hide it), as soon as it would be alone; the horn, still held,
     /// is not announced again.
