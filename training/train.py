@@ -450,17 +450,22 @@ def export(tensors, path, temperature, tracker, thresholds):
 def operating_point_of(metadata):
     """`export`'s operating point read back: (thresholds, smoothing, minimum, sure, sustained),
     as `judge` takes them."""
-    thresholds = [float(item.split("=")[1]) for item in metadata["thresholds"].split(",")]
+    thresholds = per_class_values(metadata["thresholds"], float)
     sure = float(metadata["sure"]) if "sure" in metadata else None
     sustained = None
     if "sustained" in metadata:
-        given = dict(item.split("=") for item in metadata["sustained"].split(","))
-        sustained = (int(metadata["sustained_decisions"]), [float(given[c]) if c in given else None for c in ALERT_CLASSES])
+        sustained = (int(metadata["sustained_decisions"]), per_class_values(metadata["sustained"], float))
     smoothing = int(metadata["smoothing"])
     if "class_smoothing" in metadata:
-        given = dict(item.split("=") for item in metadata["class_smoothing"].split(","))
-        smoothing = [int(given.get(c, smoothing)) for c in ALERT_CLASSES]
+        smoothing = per_class_values(metadata["class_smoothing"], int, smoothing)
     return thresholds, smoothing, float(metadata["minimum"]), sure, sustained
+
+
+def per_class_values(text, read, absent=None):
+    """`siren=0.9,doorbell=0.8` as one value per class in ALERT_CLASSES order, `absent` where
+    a class is not named."""
+    given = dict(item.split("=") for item in text.split(","))
+    return [read(given[c]) if c in given else absent for c in ALERT_CLASSES]
 
 
 def decisions_at_operating_point(path, frames):

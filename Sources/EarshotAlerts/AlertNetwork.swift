@@ -127,31 +127,25 @@ public final class AlertNetwork {
 
     /// Parses `siren=0.9,smoke_alarm=0.8`: each class at most once, each value in (0, 1).
     public static func thresholds(_ text: String) throws -> [AlertClass: Float] {
-        var out: [AlertClass: Float] = [:]
-        for item in text.split(separator: ",") where !item.isEmpty {
-            let parts = item.split(separator: "=", omittingEmptySubsequences: false)
-            guard parts.count == 2, let alertClass = AlertClass(rawValue: String(parts[0]).trimmingCharacters(in: .whitespaces)),
-                  let value = Float(String(parts[1]).trimmingCharacters(in: .whitespaces)), value > 0, value < 1 else {
-                throw EarshotError.invalidArgument("'\(item)' is not CLASS=VALUE with a class of \(AlertClass.allCases.map(\.rawValue).joined(separator: ", ")) and a value between 0 and 1")
-            }
-            guard out.updateValue(value, forKey: alertClass) == nil else {
-                throw EarshotError.invalidArgument("\(alertClass.rawValue) is given twice")
-            }
-        }
-        return out
+        try perClass(text, values: "a value between 0 and 1") { Float($0).flatMap { $0 > 0 && $0 < 1 ? $0 : nil } }
     }
 
     /// Parses `siren=1`: each class at most once, each a number of decisions from 1 to 10.
     static func classSmoothing(_ text: String) throws -> [AlertClass: Int] {
-        var out: [AlertClass: Int] = [:]
+        try perClass(text, values: "1 to 10 decisions") { Int($0).flatMap { (1...10).contains($0) ? $0 : nil } }
+    }
+
+    /// `CLASS=VALUE,…`, each class at most once; `value` reads one value, nil where it is not one.
+    private static func perClass<Value>(_ text: String, values: String, value: (String) -> Value?) throws -> [AlertClass: Value] {
+        var out: [AlertClass: Value] = [:]
         for item in text.split(separator: ",") where !item.isEmpty {
             let parts = item.split(separator: "=", omittingEmptySubsequences: false)
             guard parts.count == 2, let alertClass = AlertClass(rawValue: String(parts[0]).trimmingCharacters(in: .whitespaces)),
-                  let depth = Int(String(parts[1]).trimmingCharacters(in: .whitespaces)), (1...10).contains(depth) else {
-                throw EarshotError.invalidArgument("the model's class_smoothing '\(item)' is not CLASS=DECISIONS with a class of \(AlertClass.allCases.map(\.rawValue).joined(separator: ", ")) and 1 to 10 decisions")
+                  let parsed = value(String(parts[1]).trimmingCharacters(in: .whitespaces)) else {
+                throw EarshotError.invalidArgument("'\(item)' is not CLASS=VALUE with a class of \(AlertClass.allCases.map(\.rawValue).joined(separator: ", ")) and \(values)")
             }
-            guard out.updateValue(depth, forKey: alertClass) == nil else {
-                throw EarshotError.invalidArgument("the model's class_smoothing gives \(alertClass.rawValue) twice")
+            guard out.updateValue(parsed, forKey: alertClass) == nil else {
+                throw EarshotError.invalidArgument("\(alertClass.rawValue) is given twice")
             }
         }
         return out
