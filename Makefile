@@ -156,7 +156,8 @@ eval-capture: release venv
 # negatives mined from the start, a fourth with street sirens added, a sixth that trains the
 # fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in the
 # README), a seventh that trains the sixth on with faint street sirens added and an eighth that
-# trains the seventh on with clips heard through lossy codecs added; each report
+# trains the seventh on with clips heard through lossy codecs added, and a ninth that trains the
+# eighth on with faint alerts, half of them through lossy codecs, added; each report
 # carries the stages before it; temperature-calibrated, operating point chosen on the
 # development clips and 12 h of alert-free development audio; weights to
 # Sources/EarshotAlerts/Resources, parity fixture to the tests.
@@ -198,7 +199,14 @@ train: release venv espeak
 		--synth training/data/real-train/synth
 	$(PYTHON) training/train.py --init training/data/stage7.safetensors --after training/data/stage7.json \
 		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec \
-		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --checkpoint training/data/stage8.pt
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --weights training/data/stage8.safetensors \
+		--checkpoint training/data/stage8.pt --parity training/data/stage8_parity.json --report training/data/stage8.json
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 1600 \
+		--street-sirens 0.6 --snr=-10,5 --codec 0.5 --seed 7400000 --out training/data/real-train-faint-codec \
+		--synth training/data/real-train/synth
+	$(PYTHON) training/train.py --init training/data/stage8.safetensors --after training/data/stage8.json \
+		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec \
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --checkpoint training/data/stage9.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
