@@ -84,7 +84,7 @@ public final class AlertNetwork {
         headWeights = try model.tensor("head.weight", shape: [Self.classes.count, 2 * last])
         headBias = try model.tensor("head.bias", shape: [Self.classes.count])
         self.layers = layers
-        defaultThresholds = try Self.thresholds(model.metadata["thresholds"] ?? "")
+        defaultThresholds = try Self.field("thresholds", of: model, Self.thresholds)
         var settings = AlertEventTracker.Settings(thresholds: defaultThresholds)
         if let text = model.metadata["smoothing"] {
             guard let smoothing = Int(text), (1...10).contains(smoothing) else {
@@ -92,7 +92,7 @@ public final class AlertNetwork {
             }
             settings.smoothing = smoothing
         }
-        for (alertClass, depth) in try Self.classSmoothing(model.metadata["class_smoothing"] ?? "") {
+        for (alertClass, depth) in try Self.field("class_smoothing", of: model, Self.classSmoothing) {
             settings.classSmoothing[AlertClass.allCases.firstIndex(of: alertClass)!] = depth
         }
         if let text = model.metadata["minimum"] {
@@ -113,7 +113,7 @@ public final class AlertNetwork {
             }
             settings.sustainedDecisions = decisions
         }
-        for (alertClass, threshold) in try Self.thresholds(model.metadata["sustained"] ?? "") {
+        for (alertClass, threshold) in try Self.field("sustained", of: model, Self.thresholds) {
             settings.sustainedThresholds[AlertClass.allCases.firstIndex(of: alertClass)!] = threshold
         }
         defaultSettings = settings
@@ -133,6 +133,15 @@ public final class AlertNetwork {
     /// Parses `siren=1`: each class at most once, each a number of decisions from 1 to 10.
     static func classSmoothing(_ text: String) throws -> [AlertClass: Int] {
         try perClass(text, values: "1 to 10 decisions") { Int($0).flatMap { (1...10).contains($0) ? $0 : nil } }
+    }
+
+    /// A per-class metadata field of the model (absent: none given), its error naming the field.
+    private static func field<Value>(_ key: String, of model: SafeTensors, _ parse: (String) throws -> Value) throws -> Value {
+        do {
+            return try parse(model.metadata[key] ?? "")
+        } catch EarshotError.invalidArgument(let message) {
+            throw EarshotError.invalidArgument("the model's \(key): \(message)")
+        }
     }
 
     /// `CLASS=VALUE,…`, each class at most once; `value` reads one value, nil where it is not one.

@@ -343,6 +343,9 @@ struct ParityFixture: Decodable {
         for bad in ["siren", "siren=0", "siren=11", "bell=1", "siren=1,siren=2", "siren=one"] {
             #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", classSmoothing: bad) }
         }
+        #expect(throws: EarshotError.invalidArgument("the model's class_smoothing: siren is given twice")) {
+            try model(smoothing: "2", classSmoothing: "siren=1,siren=2")
+        }
         #expect(try model(smoothing: "2", minimum: "0.1").defaultSettings.minimumSeconds == 0.1)
         #expect(try model(smoothing: "2", minimum: nil).defaultSettings.minimumSeconds == AlertEventTracker.Settings().minimumSeconds)
         for bad in ["-0.1", "3", "soon", "nan"] {
