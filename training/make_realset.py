@@ -32,7 +32,7 @@ def frame_targets(track, klass, frame_count):
     """Per frame: the alert's class where it sounds, IGNORE where it is present but quiet (a
     pause, a tail), 0 where there is none."""
     targets = np.zeros(frame_count, np.int64)
-    if klass is None:
+    if klass is None or not np.any(track):  # no alert, or a stretch of one that is silent (a CO alarm's pause)
         return targets
     squares = np.concatenate([[0], np.cumsum(feat.padded(track) ** 2)])
     starts = np.arange(frame_count) * feat.HOP
