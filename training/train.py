@@ -493,15 +493,34 @@ def exported(path):
 
 def rechoose(args):
     """A new operating point for exported weights, without training: the report keeps its
-    calibration, the weights their tensors."""
+    calibration, the weights their tensors. With `recalibrate`, the temperature is first fitted
+    again on the development windows (after their labels change) and folded into the last layer."""
     tensors, metadata = exported(args.weights)
     temperature = float(metadata["temperature"])
-    network = Folded(tensors)
     dev_frames, dev_targets, _ = load(args.dev)
-    tracker, thresholds, operating = choose_operating_point(
-        decisions_of(network, dev_frames), dev_targets, *quiet_decisions(network, args.dev_quiet))
-    export(tensors, args.weights, temperature, tracker, thresholds)
     report = json.load(open(args.report)) if os.path.exists(args.report) else {}
+    every = clip_logits(Folded(tensors), dev_frames)  # already divided by the temperature
+    if args.recalibrate:
+        labels = window_targets(dev_targets, decision_ends(dev_frames))
+        dc, de = np.nonzero(labels != IGNORE)
+        logits, y = every[dc, de], labels[dc, de]
+        further = fit_temperature(logits, y)
+        shipped, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), y)
+        before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits * temperature), dim=1).numpy(), y)
+        after, reliability = expected_calibration_error(F.softmax(torch.from_numpy(logits / further), dim=1).numpy(), y)
+        print(f"temperature {temperature:.3f} -> {temperature * further:.3f}: expected calibration error "
+              f"{shipped:.4f} -> {after:.4f} ({before:.4f} without one)", flush=True)
+        tensors = {**tensors, "head.weight": (tensors["head.weight"] / further).contiguous(),
+                   "head.bias": (tensors["head.bias"] / further).contiguous()}
+        report["calibration"] = {"development windows": int(len(y)), "temperature before": temperature,
+                                 "expected calibration error at that temperature": shipped}
+        temperature *= further
+        every = every / further
+        report.update({"temperature": temperature, "expected calibration error": {"before": before, "after": after},
+                       "reliability (bin, mean confidence, accuracy, windows)": reliability})
+    decisions = F.softmax(torch.from_numpy(every), dim=2).numpy()
+    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet_decisions(Folded(tensors), args.dev_quiet))
+    export(tensors, args.weights, temperature, tracker, thresholds)
     report["operating point"] = operating
     write_report(report, args.report)
     print(f"wrote {args.weights} and {args.report}")
@@ -531,6 +550,8 @@ def main():
     parser.add_argument("--report", default="training/REPORT.json")
     parser.add_argument("--operating-point-only", action="store_true",
                         help="only choose a new operating point for the exported weights")
+    parser.add_argument("--recalibrate", action="store_true",
+                        help="with --operating-point-only: first fit the temperature again on the development windows")
     parser.add_argument("--parity-only", action="store_true",
                         help="only write the parity fixture of the exported weights (after a change to the features)")
     args = parser.parse_args()
@@ -538,6 +559,8 @@ def main():
         parser.error(f"--window {args.window}: a window holds {RECENT} to 500 frames")
     if not 0 < args.learning_rate <= 0.1:  # also refuses NaN
         parser.error(f"--learning-rate {args.learning_rate}: give a peak in (0, 0.1]")
+    if args.recalibrate and not args.operating_point_only:
+        parser.error("--recalibrate fits the temperature of exported weights: give --operating-point-only too")
     if args.after and not args.init:
         parser.error("--after names the report of the stage --init comes from: give --init too")
     earlier = stages_of(args.after) if args.after else []
