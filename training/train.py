@@ -351,6 +351,15 @@ def parity_signal(sample_count):
     return 0.3 * np.sin(2 * np.pi * 3100 * t) * keyed + 0.1 * np.sin(phase) * (t > 1.5) + 0.05 * noise
 
 
+def calibrate(logits, y):
+    """One temperature fitted on labelled decisions' logits: (temperature, expected calibration
+    error of the logits as given, error with the temperature, its reliability table)."""
+    before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), y)
+    temperature = fit_temperature(logits, y)
+    after, reliability = expected_calibration_error(F.softmax(torch.from_numpy(logits) / temperature, dim=1).numpy(), y)
+    return temperature, before, after, reliability
+
+
 def clip_logits(network, frames):
     """A network's logits for every decision a stream makes over whole clips (each 100 ms from
     its start): (clips, decisions, classes)."""
@@ -439,12 +448,13 @@ def export(tensors, path, temperature, tracker, thresholds):
         depth, lasting = tracker["sustained"]
         optional["sustained_decisions"] = str(depth)
         optional["sustained"] = ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, lasting) if t is not None)
-    save_file(tensors, path, metadata={**optional,
+    save_file(tensors, path + ".tmp", metadata={**optional,
         "classes": ",".join(feat.CLASSES), "sample_rate": str(feat.SAMPLE_RATE), "frame": str(feat.FRAME),
         "hop": str(feat.HOP), "mels": str(feat.MELS), "fmin": str(feat.FMIN), "fmax": str(feat.FMAX),
         "window": str(feat.WINDOW), "stride": str(feat.STRIDE), "temperature": f"{temperature:.4f}",
         "smoothing": str(usual), "minimum": f"{tracker['minimum']:g}",
         "thresholds": ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, thresholds))})
+    os.replace(path + ".tmp", path)  # whole or not at all: `--operating-point-only` rewrites the weights it read
 
 
 def operating_point_of(metadata):
@@ -504,10 +514,8 @@ def rechoose(args):
         labels = window_targets(dev_targets, decision_ends(dev_frames))
         dc, de = np.nonzero(labels != IGNORE)
         logits, y = every[dc, de], labels[dc, de]
-        further = fit_temperature(logits, y)
-        shipped, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), y)
+        further, shipped, after, reliability = calibrate(logits, y)
         before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits * temperature), dim=1).numpy(), y)
-        after, reliability = expected_calibration_error(F.softmax(torch.from_numpy(logits / further), dim=1).numpy(), y)
         print(f"temperature {temperature:.3f} -> {temperature * further:.3f}: expected calibration error "
               f"{shipped:.4f} -> {after:.4f} ({before:.4f} without one)", flush=True)
         tensors = {**tensors, "head.weight": (tensors["head.weight"] / further).contiguous(),
@@ -650,9 +658,7 @@ def main():
     # ones calibrate one temperature, and all go through the tracker for the operating point.
     every = clip_logits(model, dev_frames)
     logits = every[dc, de]
-    before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), dev_y)
-    temperature = fit_temperature(logits, dev_y)
-    after, reliability = expected_calibration_error(F.softmax(torch.from_numpy(logits) / temperature, dim=1).numpy(), dev_y)
+    temperature, before, after, reliability = calibrate(logits, dev_y)
     print(f"temperature {temperature:.3f}: expected calibration error {before:.4f} -> {after:.4f}", flush=True)
 
     decisions = F.softmax(torch.from_numpy(every) / temperature, dim=2).numpy()
