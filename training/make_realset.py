@@ -2,7 +2,8 @@
 
 Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the training split
 (LibriSpeech speakers, background recordings, knocks, cries, appliances; babble, music-like
-beds, rooms, microphone colour, band limits, levels, clipping, with `--codec` a lossy codec)
+beds, rooms, microphone colour, band limits, levels, clipping, with `--codec` a lossy codec,
+with `--real-music` real soundtracks)
 and, in about half of the clips, one alert at -10...+20 dB (`--snr`): a synthetic one from
 `earshot synth alert` or a real training clip.
 Features (features.py) and per-frame targets are stored in shards of npz files; the
@@ -19,6 +20,7 @@ import numpy as np
 import soundfile as sf
 
 import features as feat
+import package_music
 import realaudio as ra
 
 IGNORE = -100
@@ -45,9 +47,13 @@ def frame_targets(track, klass, frame_count):
 
 
 def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0, snr=(-10, 20),
-              codec=0.0):
+              codec=0.0, music=None, real_music=0.0):
     n = int(CLIP_SECONDS * ra.RATE)
-    bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
+    if real_music > 0 and rng.random() < real_music:  # (drawn only when asked: earlier sets stay as they were)
+        bed, kind = ra.background(rng, bank, n, music_bank=music, scenes=scenes, kind=rng.choice(["music", "tv"]))
+        kind = "real " + kind
+    else:
+        bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     if rng.random() < street / 2:  # traffic, with a siren or without one, so it tells nothing
         bed = bed + ra.traffic(rng, n) * ra.rms(bed) * 10 ** (rng.uniform(-10, 10) / 20)
     klass = None
@@ -82,23 +88,24 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
 SOURCES = {}
 
 
-def load_sources(data, synth_folder, split):
+def load_sources(data, synth_folder, split, real_music):
     """Once per process: the split's recordings, alerts and scene beds."""
     SOURCES["bank"] = ra.Bank(data, split)
     SOURCES["alerts"] = ra.synthetic_alerts(None, synth_folder, split, PER_CLASS, jobs=1)
     SOURCES["scenes"] = load_scenes(synth_folder)
+    SOURCES["music"] = package_music.bank(split) if real_music > 0 else None
 
 
 def worker(args):
-    index, count, seed, out, alert_share, augment, classes, street, snr, codec = args
+    index, count, seed, out, alert_share, augment, classes, street, snr, codec, real_music = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
     rng = np.random.default_rng(seed)
-    bank, alerts, scenes = (SOURCES[k] for k in ("bank", "alerts", "scenes"))
+    bank, alerts, scenes, music = (SOURCES[k] for k in ("bank", "alerts", "scenes", "music"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr, codec)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr, codec, music, real_music)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -128,6 +135,8 @@ def main():
     parser.add_argument("--snr", default="-10,20", help="LOW,HIGH: the range in dB the alerts are mixed at")
     parser.add_argument("--codec", type=float, default=0.0,
                         help="training only: share of clips heard through a lossy codec (MP3 or Vorbis)")
+    parser.add_argument("--real-music", type=float, default=0.0,
+                        help="share of clips whose background is real music of the split (package_music.py), alone or under speech")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
     classes = args.classes.split(",")
@@ -137,6 +146,8 @@ def main():
         parser.error(f"--street-sirens {args.street_sirens}: give a share from 0 to 1")
     if not 0 <= args.codec <= 1:
         parser.error(f"--codec {args.codec}: give a share from 0 to 1")
+    if not 0 <= args.real_music <= 1:
+        parser.error(f"--real-music {args.real_music}: give a share from 0 to 1")
     try:
         snr = tuple(float(v) for v in args.snr.split(","))
     except ValueError:
@@ -162,9 +173,12 @@ def main():
     augment = args.split == "train"  # the development clips stay as they were: the yardstick
     street = args.street_sirens if augment else 0.0
     codec = args.codec if augment else 0.0
-    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr, codec)
+    if args.real_music > 0:
+        print("fetching real music…", file=sys.stderr)
+        package_music.tracks(args.split)  # once, before the workers share it
+    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr, codec, args.real_music)
               for i in range(args.clips // args.shard)]
-    with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split)) as pool:
+    with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split, args.real_music)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):
             print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)
     print(file=sys.stderr)

@@ -329,11 +329,13 @@ def peaking(f, gain_db, q):
     return b / d[0], d / d[0]
 
 
-def background(rng, bank, n, music_bank=None, scenes=None):
-    """Real alert-free audio of one kind: speech, noisy speech, babble, household sounds,
-    music-like, or several at once."""
-    kind = rng.choice(["speech", "noisy_speech", "babble", "household", "music", "tv", "quiet"],
-                      p=[0.2, 0.2, 0.1, 0.15, 0.15, 0.12, 0.08])
+def background(rng, bank, n, music_bank=None, scenes=None, kind=None):
+    """Real alert-free audio of one kind (drawn unless given): speech, noisy speech, babble,
+    household sounds, music (music-like, or real tracks from `music_bank`), TV (speech over
+    music), or several at once."""
+    if kind is None:
+        kind = rng.choice(["speech", "noisy_speech", "babble", "household", "music", "tv", "quiet"],
+                          p=[0.2, 0.2, 0.1, 0.15, 0.15, 0.12, 0.08])
     noise = segment(rng, bank.noise[int(rng.integers(len(bank.noise)))], n)
     noise = noise / (rms(noise) + 1e-12)
     bed = np.zeros(n)
@@ -343,7 +345,11 @@ def background(rng, bank, n, music_bank=None, scenes=None):
         bed += speech_track(rng, bank, n, talkers=int(rng.integers(3, 7)))
     if kind in ("music", "tv"):
         # A new piece each time unless a bank of pieces is given.
-        piece = music(rng, n / RATE) if not music_bank else segment(rng, music_bank[int(rng.integers(len(music_bank)))], n)
+        if music_bank:
+            piece = segment(rng, music_bank[int(rng.integers(len(music_bank)))], n)
+            piece = piece / (rms(piece) + 1e-12) * 0.1
+        else:
+            piece = music(rng, n / RATE)
         bed += piece / 0.1 * 10 ** (rng.uniform(-10, 0) / 20)
     if kind == "household" or rng.random() < 0.25:
         bed += events_track(rng, bank, n)

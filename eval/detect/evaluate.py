@@ -19,6 +19,10 @@ R4. Calibration: every 0.5 s window of R1-R3 through the shipped network (numpy)
 R5. Four real siren recordings from outside ../shared/data (Debian's free game packages, fetched
     by package_recordings.py), each 40 times in the same real backgrounds at -5…+10 dB: real
     sirens as a street holds them, which no choice here was tuned on.
+R6. An hour of real music from two game soundtracks never trained on or tuned with
+    (package_music.py), alone and under development speech: false alarms per hour, every class.
+R6b. R5's recordings and the development split's real sirens and smoke alarms in that music,
+    each 8 times at -5…+10 dB.
 Then the synthetic evaluation as before:
 1. Synthetic scenes from seeds and measured rooms and speech takes never used in training
    (`earshot synth scene --rooms evaluation`), alerts at -10...+20 dB SNR.
@@ -44,6 +48,7 @@ import soxr
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
 import realaudio as ra  # noqa: E402
+import package_music  # noqa: E402
 import package_recordings  # noqa: E402
 
 RATE = 16_000
@@ -196,13 +201,14 @@ def alert_label(klass, track, snr, kind, source):
     return {"class": klass, "start": s / RATE, "end": e / RATE, "snr": snr, "background": kind, "source": source}
 
 
-def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source):
-    """One alert at `snr` dB in 12 s of a real background, starting 3…`latest_start` s in."""
+def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source, music=None, kind=None):
+    """One alert at `snr` dB in 12 s of a real background (of `kind` where given, its music from
+    `music`), starting 3…`latest_start` s in."""
     if os.path.exists(stem + ".json"):
         return
     rng = np.random.default_rng(seed)
     n = 12 * RATE
-    bed, kind = ra.background(rng, bank, n)
+    bed, kind = ra.background(rng, bank, n, music_bank=music, kind=kind)
     start = int(rng.uniform(3, latest_start) * RATE)
     mix, track = ra.place_alert(rng, bank, alert[:n - start], bed, snr, start)
     mix, track = ra.finish(rng, mix, track)
@@ -239,11 +245,11 @@ def traffic_mixture(stem, seed, bank, siren, horn, snr):
                            alert_label("car_horn", honk, horn_snr, kind, "real horn before a siren")], track + honk)
 
 
-def quiet_item(stem, seed, bank, seconds):
+def quiet_item(stem, seed, bank, seconds, music=None, kind=None):
     if os.path.exists(stem + ".json"):
         return
     item_rng = np.random.default_rng(seed)
-    bed, kind = ra.background(item_rng, bank, int(seconds * RATE))
+    bed, kind = ra.background(item_rng, bank, int(seconds * RATE), music_bank=music, kind=kind)
     mix, = ra.finish(item_rng, bed)
     write_item(stem, mix, [])
     json.dump({"background": kind}, open(stem + ".kind.json", "w"))
@@ -321,6 +327,34 @@ def package_sirens(folder, data):
             stems.append(os.path.join(folder, f"recording{r}_{i:02d}_{snr:+d}dB"))
             alert_mixture(stems[-1], [2034, r, i], bank, recording, "siren", snr, 5, package_recordings.RECORDINGS[r][0])
     return stems
+
+
+def real_music_sets(folder, data, minutes):
+    """R6 (alert-free) and R6b (real sirens and smoke alarms) in real music from two soundtracks
+    never trained on or tuned with (package_music.py), alone or under development speech; no
+    stems (and a line saying why) where apt cannot fetch them."""
+    bank = ra.Bank(data, "dev")
+    if not bank:
+        return [], []
+    try:
+        paths = package_recordings.fetch()
+        music = package_music.bank("eval", os.path.join(folder, "tracks"))
+    except SystemExit as error:
+        print(f"skipping R6 (real music): {error}", file=sys.stderr)
+        return [], []
+    quiet, alerts = [], []
+    os.makedirs(os.path.join(folder, "quiet"), exist_ok=True)
+    for i in range(int(np.ceil(minutes))):
+        quiet.append(os.path.join(folder, "quiet", f"music{i:03d}"))
+        quiet_item(quiet[-1], [2035, i], bank, 60, music, ("music", "tv")[i % 2])
+    os.makedirs(os.path.join(folder, "alerts"), exist_ok=True)
+    recordings = [(ra.trim(ra.load(p)), "siren", name) for p, (name, _, _) in zip(paths, package_recordings.RECORDINGS)]
+    recordings += [(clip, klass, "real clip") for klass in ("siren", "smoke_alarm") for clip in bank.alerts[klass]]
+    for r, (recording, klass, source) in enumerate(recordings):
+        for i, snr in enumerate((-5, 0, 5, 10) * 2):
+            alerts.append(os.path.join(folder, "alerts", f"{klass}{r}_{i}_{snr:+d}dB"))
+            alert_mixture(alerts[-1], [2036, r, i], bank, recording, klass, snr, 5, source, music, ("music", "tv")[i % 2])
+    return quiet, alerts
 
 
 def numpy_network(path):
@@ -464,6 +498,11 @@ def main():
                 matched, _ = match(labels, events)
                 found.setdefault(labels[0]["source"], []).append(matched[0] is not None)
             print("  recall by recording: " + "; ".join(f"{name} {np.mean(hit):.3f}" for name, hit in found.items()))
+        music_quiet, music_alerts = real_music_sets(os.path.join(args.out, "realaudio", "music"), args.data, args.quiet_minutes)
+        if music_quiet:
+            false_alarms("R6. Real music never trained on (two game soundtracks), alone and under development speech", music_quiet)
+            summarise(f"R6b. Real sirens (R5's recordings, the development clips) and real smoke alarms in that music, "
+                      f"-5…+10 dB ({len(music_alerts)} mixtures)", run_all(music_alerts))
     if args.real_only:
         print(f"\n`earshot detect` real-time factor (whole process, file reading included): {busy / seconds:.4f}")
         return

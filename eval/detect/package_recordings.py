@@ -6,12 +6,13 @@ eval/data/detect/package_sirens. Both `evaluate.py` (R5, through `earshot detect
 `package_sirens.py` (several weights through the Python tracker) place each PLACEMENTS times in
 real development audio, cycling through SNRS.
 """
-import glob
 import os
-import subprocess
-import tempfile
+import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
+import debian_packages  # noqa: E402
+
 FOLDER = os.path.join(HERE, "..", "data", "detect", "package_sirens")
 # (name, Debian package, path inside it): each a real recording of a vehicle's siren.
 RECORDINGS = [
@@ -26,26 +27,4 @@ PLACEMENTS = 40  # per recording: 10 beds at each SNR, the SNR cycling fastest
 
 def fetch():
     """Each recording as a file under FOLDER, fetched once; a clear one-line error where apt cannot."""
-    os.makedirs(FOLDER, exist_ok=True)
-    paths = []
-    for _, package, inside in RECORDINGS:
-        path = os.path.join(FOLDER, package, inside)
-        if not os.path.exists(path):
-            with tempfile.TemporaryDirectory() as scratch:
-                try:
-                    got = subprocess.run(["apt-get", "download", package], cwd=scratch, capture_output=True, text=True)
-                except OSError as error:  # no apt-get on this machine
-                    raise SystemExit(f"cannot fetch {package}: {error.strerror}: apt-get") from None
-                debs = glob.glob(os.path.join(scratch, "*.deb"))
-                if got.returncode != 0 or not debs:
-                    raise SystemExit(f"cannot fetch {package} with apt-get download: {(got.stderr.strip().splitlines() or ['no .deb'])[-1]}")
-                unpacked = os.path.join(scratch, "x")
-                os.makedirs(unpacked)
-                got = subprocess.run(f"dpkg-deb --fsys-tarfile '{debs[0]}' | tar -x -C '{unpacked}' './{inside}'",
-                                     shell=True, capture_output=True, text=True)
-                if got.returncode != 0:
-                    raise SystemExit(f"{package} does not hold {inside}: {(got.stderr.strip().splitlines() or ['tar failed'])[-1]}")
-                os.makedirs(os.path.dirname(path), exist_ok=True)
-                os.replace(os.path.join(unpacked, inside), path)
-        paths.append(path)
-    return paths
+    return [debian_packages.extract(package, inside, FOLDER) for _, package, inside in RECORDINGS]
