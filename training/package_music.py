@@ -2,7 +2,7 @@
 evaluation: by package, and within the one package shared by training and development, by track.
 
 `../shared/data` holds no music, and the synthetic music-like beds are far easier than real
-music: real soundtracks (sustained synth pads, brass, bells, sweeps) drew about a hundred false
+music: real soundtracks (sustained synth pads, brass, bells, sweeps) drew about ninety false
 alarms an hour from a detector that drew none in the synthetic ones.
   * training: Planet Blupi's soundtrack (2.7 h), and 70 % of Battle for Wesnoth's tracks;
   * development (choosing the operating point): HyperRogue's soundtrack (23 min), and the other

@@ -374,8 +374,8 @@ def decisions_of(network, frames):
 
 def quiet_decisions(network, folder):
     """Decisions over the alert-free development clips (more hours for counting false alarms),
-    and their targets; none where the folder is absent."""
-    if not glob.glob(os.path.join(folder, "shard*.npz")):
+    and their targets, from one folder or several separated by commas; none where they are absent."""
+    if not any(glob.glob(os.path.join(f, "shard*.npz")) for f in folder.split(",")):
         print(f"no alert-free development clips in {folder}: false alarms are counted on the mixed ones only")
         return np.zeros((0, 1, len(feat.CLASSES)), np.float32), np.zeros((0, 1), np.int64)
     frames, targets, _ = load(folder)
