@@ -28,6 +28,9 @@ def extract(package, inside, folder):
         if got.returncode != 0:
             raise SystemExit(f"{package} does not hold {inside}: {(got.stderr.strip().splitlines() or ['tar failed'])[-1]}")
         os.makedirs(os.path.dirname(path), exist_ok=True)
-        shutil.move(os.path.join(unpacked, inside), path + ".part")  # whole or not at all
-        os.replace(path + ".part", path)
+        part = path + ".part"  # whole or not at all; a folder left by a killed run is cleared first
+        if os.path.isdir(part):
+            shutil.rmtree(part)
+        shutil.move(os.path.join(unpacked, inside), part)
+        os.replace(part, path)
     return path

@@ -134,9 +134,12 @@ def decision_ends(frames):
 def load(folder):
     """Frames as a stream sees them (`features.as_stream`), per-frame targets and kinds, from
     one folder of shards or several separated by commas."""
-    shards = [p for f in folder.split(",") for p in sorted(glob.glob(os.path.join(f, "shard*.npz")))]
-    if not shards:
-        raise SystemExit(f"no clips in {folder}: run make_realset.py first")
+    shards = []
+    for f in folder.split(","):
+        found = sorted(glob.glob(os.path.join(f, "shard*.npz")))
+        if not found:  # one folder mistyped among several must not go unnoticed
+            raise SystemExit(f"no clips in {f}: run make_realset.py first")
+        shards += found
     parts = [np.load(p) for p in shards]
     frames = feat.as_stream(np.concatenate([p["frames"] for p in parts]))
     targets = np.concatenate([p["targets"] for p in parts])
@@ -479,10 +482,12 @@ def per_class_values(text, read, absent=None):
 
 
 def decisions_at_operating_point(path, frames):
-    """Exported weights' decisions on `frames` (clips as a stream sees them) and the operating
-    point they carry, ready for `judge`."""
+    """Exported weights' decisions on `frames` (clips as stored, (clips, count, 2, MELS)) and the
+    operating point they carry, ready for `judge`. The clips become streams here, once the
+    weights have set the window: silence before a stream is as long as the window the network
+    hears, and a stream made for another window would shift every decision in time."""
     tensors, metadata = exported(path)
-    return decisions_of(Folded(tensors), frames), operating_point_of(metadata)
+    return decisions_of(Folded(tensors), feat.as_stream(frames)), operating_point_of(metadata)
 
 
 def exported(path):

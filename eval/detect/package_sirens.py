@@ -43,7 +43,7 @@ def build(paths, data):
             at = np.arange(len(f)) * feat.HOP
             frames.append(f)
             targets.append(np.where((at >= start) & (at < start + len(piece)), 1, 0))
-    return feat.as_stream(np.stack(frames)), np.stack(targets)
+    return np.stack(frames), np.stack(targets)
 
 
 def main():

@@ -23,7 +23,7 @@ PIECE = 12 * feat.SAMPLE_RATE
 
 
 def features(stems):
-    """Each stem's 12 s pieces as a stream sees them, and per-frame targets from its labels."""
+    """Each stem's 12 s pieces as frames, and per-frame targets from its labels."""
     frames, targets = [], []
     for stem in stems:
         audio, _ = sf.read(stem + ".wav", dtype="float64")
@@ -36,7 +36,7 @@ def features(stems):
                 t[(seconds >= label["start"]) & (seconds < label["end"])] = feat.CLASSES.index(label["class"])
             frames.append(f)
             targets.append(t)
-    return feat.as_stream(np.stack(frames)), np.stack(targets)
+    return np.stack(frames), np.stack(targets)
 
 
 def main():

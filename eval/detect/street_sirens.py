@@ -55,7 +55,7 @@ def main():
     if not os.path.exists(CACHE):
         build(os.path.join(HERE, "..", "..", "..", "shared", "data"))
     stored = np.load(CACHE)
-    frames, targets = feat.as_stream(stored["frames"]), stored["targets"]
+    frames, targets = stored["frames"], stored["targets"]
     for path in weights:
         decisions, point = tr.decisions_at_operating_point(path, frames)
         whole = tr.judge(decisions, targets, *point)
