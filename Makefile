@@ -157,10 +157,12 @@ eval-capture: release venv
 # fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in the
 # README), a seventh that trains the sixth on with faint street sirens added and an eighth that
 # trains the seventh on with clips heard through lossy codecs added, and a ninth that trains the
-# eighth on with faint alerts, half of them through lossy codecs, added; each report
-# carries the stages before it; temperature-calibrated, operating point chosen on the
-# development clips and 12 h of alert-free development audio; weights to
-# Sources/EarshotAlerts/Resources, parity fixture to the tests.
+# eighth on with faint alerts, half of them through lossy codecs, added, and an eleventh that
+# trains the ninth on with real music (Debian's free game soundtracks, fetched, never installed)
+# added, alone, under speech and under sirens and smoke alarms; each report carries the stages
+# before it; temperature-calibrated, operating point chosen on the development clips (with real
+# development music) and 15 h of alert-free development audio (2.9 h of it real music); weights
+# to Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
 	$(VENV)/bin/pip install -q -r requirements-train.txt
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 6000
@@ -206,7 +208,22 @@ train: release venv espeak
 		--synth training/data/real-train/synth
 	$(PYTHON) training/train.py --init training/data/stage8.safetensors --after training/data/stage8.json \
 		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec \
-		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --checkpoint training/data/stage9.pt
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --weights training/data/stage9.safetensors \
+		--checkpoint training/data/stage9.pt --parity training/data/stage9_parity.json --report training/data/stage9.json
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 2000 \
+		--real-music 0.7 --street-sirens 0.5 --snr=-10,15 --codec 0.3 --seed 7600000 --out training/data/real-train-music \
+		--synth training/data/real-train/synth
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 1600 \
+		--classes siren,smoke_alarm --alert-share 0.8 --real-music 0.8 --street-sirens 0.6 --snr=-10,10 --codec 0.3 \
+		--seed 7700000 --out training/data/real-train-music-sirens --synth training/data/real-train/synth
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 600 \
+		--real-music 1 --seed 8600000 --out training/data/real-dev-music --synth training/data/real-dev/synth
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 1000 \
+		--alert-share 0 --real-music 1 --seed 8700000 --out training/data/real-dev-music-quiet --synth training/data/real-dev/synth
+	$(PYTHON) training/train.py --init training/data/stage9.safetensors --after training/data/stage9.json \
+		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec,training/data/real-train-music,training/data/real-train-music-sirens \
+		--dev training/data/real-dev,training/data/real-dev-music --dev-quiet training/data/real-dev-quiet,training/data/real-dev-music-quiet \
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --checkpoint training/data/stage11.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
