@@ -5,7 +5,8 @@ Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the t
 beds, rooms, microphone colour, band limits, levels, clipping, with `--codec` a lossy codec,
 with `--real-music` real soundtracks)
 and, in about half of the clips, one alert at -10...+20 dB (`--snr`): a synthetic one from
-`earshot synth alert` or a real training clip.
+`earshot synth alert`, a real training clip, or with `--package-alerts` a real recording from
+Debian's packages.
 Features (features.py) and per-frame targets are stored in shards of npz files; the
 development split is never touched here.
 """
@@ -20,6 +21,7 @@ import numpy as np
 import soundfile as sf
 
 import features as feat
+import package_alerts
 import package_music
 import realaudio as ra
 
@@ -47,7 +49,7 @@ def frame_targets(track, klass, frame_count):
 
 
 def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0, snr=(-10, 20),
-              codec=0.0, music=None, real_music=0.0):
+              codec=0.0, music=None, real_music=0.0, packaged=None, package_share=0.0):
     n = int(CLIP_SECONDS * ra.RATE)
     if real_music > 0 and rng.random() < real_music:  # (drawn only when asked: earlier sets stay as they were)
         bed, kind = ra.background(rng, bank, n, music_bank=music, scenes=scenes, kind=rng.choice(["music", "tv"]))
@@ -61,7 +63,14 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
     if rng.random() < alert_share:
         klass = classes[int(rng.integers(len(classes)))]
         real = bank.alerts[klass]
-        if klass == "siren" and rng.random() < street:
+        if package_share > 0 and packaged.get(klass) and rng.random() < package_share:  # (drawn only when asked)
+            alert = packaged[klass][int(rng.integers(len(packaged[klass])))]
+            if rng.random() < 0.5:  # sounding on, as an alarm or a caller would
+                gap = rng.uniform(0.05, 0.8)
+                alert = ra.repeated(alert, 3 * len(alert) + 2 * int(gap * ra.RATE), gap)
+            s = int(rng.integers(0, max(1, len(alert) - int(1.5 * ra.RATE))))
+            alert = alert[s:s + int(rng.uniform(1.5, 7) * ra.RATE)]
+        elif klass == "siren" and rng.random() < street:
             alert = ra.street_siren(rng, rng.uniform(1.5, 7))
         elif real and rng.random() < 0.2:
             alert = real[int(rng.integers(len(real)))]
@@ -88,24 +97,26 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
 SOURCES = {}
 
 
-def load_sources(data, synth_folder, split, real_music):
+def load_sources(data, synth_folder, split, real_music, soundtracks, package_share):
     """Once per process: the split's recordings, alerts and scene beds."""
     SOURCES["bank"] = ra.Bank(data, split)
     SOURCES["alerts"] = ra.synthetic_alerts(None, synth_folder, split, PER_CLASS, jobs=1)
     SOURCES["scenes"] = load_scenes(synth_folder)
-    SOURCES["music"] = package_music.bank(split) if real_music > 0 else None
+    SOURCES["music"] = package_music.bank(soundtracks) if real_music > 0 else None
+    SOURCES["packaged"] = package_alerts.bank() if package_share > 0 else None
 
 
 def worker(args):
-    index, count, seed, out, alert_share, augment, classes, street, snr, codec, real_music = args
+    index, count, seed, out, alert_share, augment, classes, street, snr, codec, real_music, package_share = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
     rng = np.random.default_rng(seed)
-    bank, alerts, scenes, music = (SOURCES[k] for k in ("bank", "alerts", "scenes", "music"))
+    bank, alerts, scenes, music, packaged = (SOURCES[k] for k in ("bank", "alerts", "scenes", "music", "packaged"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
-        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr, codec, music, real_music)
+        f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr, codec, music, real_music,
+                            packaged, package_share)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -137,6 +148,11 @@ def main():
                         help="training only: share of clips heard through a lossy codec (MP3 or Vorbis)")
     parser.add_argument("--real-music", type=float, default=0.0,
                         help="share of clips whose background is real music of the split (package_music.py), alone or under speech")
+    parser.add_argument("--wider-music", action="store_true",
+                        help="training only: draw real music from more soundtracks (package_music.py's train-wide)")
+    parser.add_argument("--package-alerts", type=float, default=0.0,
+                        help="training only: share of sirens, car horns and doorbells drawn from real recordings in "
+                             "Debian's packages (package_alerts.py)")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
     classes = args.classes.split(",")
@@ -148,6 +164,10 @@ def main():
         parser.error(f"--codec {args.codec}: give a share from 0 to 1")
     if not 0 <= args.real_music <= 1:
         parser.error(f"--real-music {args.real_music}: give a share from 0 to 1")
+    if not 0 <= args.package_alerts <= 1:
+        parser.error(f"--package-alerts {args.package_alerts}: give a share from 0 to 1")
+    if args.split != "train" and (args.wider_music or args.package_alerts > 0):
+        parser.error("--wider-music and --package-alerts are for the training split only")
     try:
         snr = tuple(float(v) for v in args.snr.split(","))
     except ValueError:
@@ -173,12 +193,17 @@ def main():
     augment = args.split == "train"  # the development clips stay as they were: the yardstick
     street = args.street_sirens if augment else 0.0
     codec = args.codec if augment else 0.0
+    soundtracks = "train-wide" if args.wider_music else args.split
     if args.real_music > 0:
         print("fetching real music…", file=sys.stderr)
-        package_music.tracks(args.split)  # once, before the workers share it
-    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr, codec, args.real_music)
-              for i in range(args.clips // args.shard)]
-    with multiprocessing.Pool(args.jobs, load_sources, (args.data, synth, args.split, args.real_music)) as pool:
+        package_music.tracks(soundtracks)  # once, before the workers share it
+    if args.package_alerts > 0:
+        print("fetching real alert recordings…", file=sys.stderr)
+        package_alerts.bank()
+    shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr, codec, args.real_music,
+               args.package_alerts) for i in range(args.clips // args.shard)]
+    with multiprocessing.Pool(args.jobs, load_sources,
+                              (args.data, synth, args.split, args.real_music, soundtracks, args.package_alerts)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):
             print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)
     print(file=sys.stderr)

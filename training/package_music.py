@@ -4,7 +4,9 @@ evaluation: by package, and within the one package shared by training and develo
 `../shared/data` holds no music, and the synthetic music-like beds are far easier than real
 music: real soundtracks (sustained synth pads, brass, bells, sweeps) drew about ninety false
 alarms an hour from a detector that drew none in the synthetic ones.
-  * training: Planet Blupi's soundtrack (2.7 h), and 70 % of Battle for Wesnoth's tracks;
+  * training: Planet Blupi's soundtrack (2.7 h), and 70 % of Battle for Wesnoth's tracks; the
+    wider training set (`train-wide`) adds Warzone 2100's (30 tracks: electronic, ambient,
+    orchestral) and Advanced Strategic Command's (3);
   * development (choosing the operating point): HyperRogue's soundtrack (23 min), and the other
     30 % of Wesnoth's;
   * evaluation (eval/detect, never trained on or tuned with): Endgame: Singularity's soundtrack
@@ -24,6 +26,8 @@ FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "music
 WESNOTH = ("wesnoth-1.16-music", "usr/share/games/wesnoth/1.16/data/core/music")
 SOUNDTRACKS = {
     "train": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH],
+    "train-wide": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH,
+                   ("warzone2100-music", "usr/share/games/warzone2100/music"), ("asc-music", "usr/share/games/asc/music")],
     "dev": [("hyperrogue-music", "usr/share/hyperrogue/music"), WESNOTH],
     "eval": [("singularity-music", "usr/share/games/singularity/music"),
              ("drascula-music", "usr/share/scummvm/drascula/audio")],
@@ -35,8 +39,8 @@ def tracks(split, folder=FOLDER):
     """The split's music files, fetched once (a clear one-line error where apt cannot)."""
     paths = []
     for package, inside in SOUNDTRACKS[split]:
-        found = sorted(glob.glob(os.path.join(debian_packages.extract(package, inside, folder), "**", "*.ogg"),
-                             recursive=True))
+        root = debian_packages.extract(package, inside, folder)
+        found = sorted(p for kind in ("ogg", "opus", "mp3") for p in glob.glob(os.path.join(root, "**", "*." + kind), recursive=True))
         if (package, inside) == WESNOTH and split != "eval":
             found = [p for p in found if ra.is_dev("music " + os.path.basename(p)) == (split == "dev")]
         paths += found

@@ -132,8 +132,10 @@ def decision_ends(frames):
 
 
 def load(folder):
-    """Frames as a stream sees them (`features.as_stream`), per-frame targets and kinds, from
-    one folder of shards or several separated by commas."""
+    """Clips as stored (frames, per-frame targets, kinds), from one folder of shards or several
+    separated by commas. The frames become streams (`features.as_stream`) only where a network
+    hears them, once its window is known: a stream made for another window shifts every
+    decision in time."""
     shards = []
     for f in folder.split(","):
         found = sorted(glob.glob(os.path.join(f, "shard*.npz")))
@@ -141,7 +143,7 @@ def load(folder):
             raise SystemExit(f"no clips in {f}: run make_realset.py first")
         shards += found
     parts = [np.load(p) for p in shards]
-    frames = feat.as_stream(np.concatenate([p["frames"] for p in parts]))
+    frames = np.concatenate([p["frames"] for p in parts])
     targets = np.concatenate([p["targets"] for p in parts])
     kinds = np.concatenate([p["kinds"] for p in parts])
     return frames, targets, kinds
@@ -239,12 +241,20 @@ def per_hour(count, hours):
     return round(count / hours, 2) if hours > 0 else None
 
 
+def onsets(targets):
+    """Per clip the moment, in seconds from the clip's start, its alert begins to sound (0 where
+    it holds none)."""
+    klass = targets.max(axis=1)
+    return np.argmax(targets == klass[:, None], axis=1) * feat.HOP / feat.SAMPLE_RATE
+
+
 def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None, sustained=None):
     """The tracker at one operating point over development clips: recall per class (an event of
-    the clip's class), false alarms per hour of alert-free audio (any class), wrong-class
-    events per hour of alert audio, and the median and 90th-percentile delay of the hits (and
-    the median of the sirens')."""
-    klass = targets.max(axis=1)
+    the clip's class, announced once the alert has begun), false alarms per hour of alert-free
+    audio (any class), wrong events per hour of alert audio (another class, or the alert's own
+    before it began), and the median and 90th-percentile delay of the hits (and the median of
+    the sirens')."""
+    klass, onset_of = targets.max(axis=1), onsets(targets)
     hits, false, wrong, delays, siren_delays = np.zeros(len(ALERT_CLASSES)), 0, 0, [], []
     for c in range(len(decisions)):
         events = track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum, sure=sure, sustained=sustained)
@@ -252,19 +262,19 @@ def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None, sus
         if k == 0:
             false += len(events)
             continue
-        onset = np.argmax(targets[c] == k) * feat.HOP / feat.SAMPLE_RATE
-        heard = [t for e, t in events if e == k]
+        onset = onset_of[c]
+        heard = [t for e, t in events if e == k and t >= onset]
         if heard:
             hits[k - 1] += 1
             delays.append(heard[0] - onset)  # decision t ends at (t + 1) * STRIDE frames
             if ALERT_CLASSES[k - 1] == "siren":
                 siren_delays.append(heard[0] - onset)
-        wrong += sum(1 for e, _ in events if e != k)
+        wrong += sum(1 for e, t in events if e != k or t < onset)
     counts = np.array([np.sum(klass == k) for k in range(1, len(feat.CLASSES))])
     return {"recall": {c: round(float(h / max(1, n)), 3) for c, h, n in zip(ALERT_CLASSES, hits, counts)},
             "recall, all classes": round(float(hits.sum() / max(1, counts.sum())), 3),
             "false alarms per hour": per_hour(false, clip_hours(targets, klass == 0)),
-            "wrong-class events per hour of alerts": per_hour(wrong, clip_hours(targets, klass > 0)),
+            "wrong events per hour of alerts": per_hour(wrong, clip_hours(targets, klass > 0)),
             "median delay": round(float(np.median(delays)), 2) if delays else None,
             "siren median delay": round(float(np.median(siren_delays)), 2) if siren_delays else None,
             "90th percentile delay": round(float(np.percentile(delays, 90)), 2) if delays else None}
@@ -278,7 +288,7 @@ def operating_point(decisions, targets, smoothing=3, minimum=0.2, sure=None, sus
     budget. (A wrong-class event during an alert is not a false alarm: `judge` reports those.)
     Only clips whose smoothed probability ever reaches a threshold can begin an event there, so
     only those are tracked (or, with a `sustained` route, reaches its threshold)."""
-    klass = targets.max(axis=1)  # the clip's alert class, 0 for none
+    klass, onset = targets.max(axis=1), onsets(targets)  # the clip's alert class, 0 for none
     hours = clip_hours(targets, klass == 0)
     peaks = {d: smoothed_peaks(decisions, d) for d in set(per_class(smoothing))}
     grid = np.round(np.arange(0.99, 0.495, -0.01), 3)  # strictest first
@@ -294,7 +304,7 @@ def operating_point(decisions, targets, smoothing=3, minimum=0.2, sure=None, sus
             for c in np.nonzero(peak[:, k] >= min(threshold, lasting))[0]:
                 events = track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum, sure=sure, sustained=sustained)
                 if klass[c] == k:
-                    hit += any(e == k for e, _ in events)
+                    hit += any(e == k and t >= onset[c] for e, t in events)
                 elif klass[c] == 0:
                     false += sum(1 for e, _ in events if e == k)
             curve.append((false / hours, hit / max(1, int(np.sum(klass == k)))))
@@ -381,9 +391,9 @@ def quiet_decisions(network, folder):
     if not any(glob.glob(os.path.join(f, "shard*.npz")) for f in folder.split(",")):
         print(f"no alert-free development clips in {folder}: false alarms are counted on the mixed ones only")
         return np.zeros((0, 1, len(feat.CLASSES)), np.float32), np.zeros((0, 1), np.int64)
-    frames, targets, _ = load(folder)
+    clips, targets, _ = load(folder)
     assert targets.max() <= 0, f"{folder} holds alerts"
-    return decisions_of(network, frames), targets
+    return decisions_of(network, feat.as_stream(clips)), targets
 
 
 # The tracker's variants tried: (decisions averaged, seconds a class must hold before it is
@@ -510,9 +520,10 @@ def rechoose(args):
     """A new operating point for exported weights, without training: the report keeps its
     calibration, the weights their tensors. With `recalibrate`, the temperature is first fitted
     again on the development windows (after their labels change) and folded into the last layer."""
-    tensors, metadata = exported(args.weights)
+    tensors, metadata = exported(args.weights)  # sets the window the streams are made for
     temperature = float(metadata["temperature"])
-    dev_frames, dev_targets, _ = load(args.dev)
+    dev_clips, dev_targets, _ = load(args.dev)
+    dev_frames = feat.as_stream(dev_clips)
     report = json.load(open(args.report)) if os.path.exists(args.report) else {}
     every = clip_logits(Folded(tensors), dev_frames)  # already divided by the temperature
     if args.recalibrate:
@@ -586,8 +597,10 @@ def main():
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
 
-    frames, targets, _ = load(args.train)
-    dev_frames, dev_targets, _ = load(args.dev)
+    clips, targets, _ = load(args.train)
+    dev_clips, dev_targets, _ = load(args.dev)
+    frames, dev_frames = feat.as_stream(clips), feat.as_stream(dev_clips)  # for the window set above
+    del clips, dev_clips
     ends = decision_ends(frames)
     y = window_targets(targets, ends)
     clip_index, end_index = np.nonzero(y != IGNORE)
