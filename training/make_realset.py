@@ -48,6 +48,15 @@ def frame_targets(track, klass, frame_count):
     return targets
 
 
+def sounding_on(rng, alert):
+    """A real recording as heard once or, half the time, three times with short gaps, as an
+    alarm, a horn or a caller would sound it."""
+    if rng.random() < 0.5:
+        gap = rng.uniform(0.05, 0.8)
+        alert = ra.repeated(alert, 3 * len(alert) + 2 * int(gap * ra.RATE), gap)
+    return alert
+
+
 def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0, snr=(-10, 20),
               codec=0.0, music=None, real_music=0.0, packaged=None, package_share=0.0):
     n = int(CLIP_SECONDS * ra.RATE)
@@ -64,19 +73,13 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
         klass = classes[int(rng.integers(len(classes)))]
         real = bank.alerts[klass]
         if package_share > 0 and packaged.get(klass) and rng.random() < package_share:  # (drawn only when asked)
-            alert = packaged[klass][int(rng.integers(len(packaged[klass])))]
-            if rng.random() < 0.5:  # sounding on, as an alarm or a caller would
-                gap = rng.uniform(0.05, 0.8)
-                alert = ra.repeated(alert, 3 * len(alert) + 2 * int(gap * ra.RATE), gap)
+            alert = sounding_on(rng, packaged[klass][int(rng.integers(len(packaged[klass])))])
             s = int(rng.integers(0, max(1, len(alert) - int(1.5 * ra.RATE))))
             alert = alert[s:s + int(rng.uniform(1.5, 7) * ra.RATE)]
         elif klass == "siren" and rng.random() < street:
             alert = ra.street_siren(rng, rng.uniform(1.5, 7))
         elif real and rng.random() < 0.2:
-            alert = real[int(rng.integers(len(real)))]
-            if rng.random() < 0.5:  # a real clip three times, as an alarm or a horn would
-                gap = rng.uniform(0.05, 0.8)
-                alert = ra.repeated(alert, 3 * len(alert) + 2 * int(gap * ra.RATE), gap)
+            alert = sounding_on(rng, real[int(rng.integers(len(real)))])
         else:
             pool = alerts[klass]
             alert = pool[int(rng.integers(len(pool)))]
