@@ -159,7 +159,9 @@ eval-capture: release venv
 # trains the seventh on with clips heard through lossy codecs added, and a ninth that trains the
 # eighth on with faint alerts, half of them through lossy codecs, added, and an eleventh that
 # trains the ninth on with real music (Debian's free game soundtracks, fetched, never installed)
-# added, alone, under speech and under sirens and smoke alarms; each report carries the stages
+# added, alone, under speech and under sirens and smoke alarms, and a twelfth that trains the
+# eleventh on with more soundtracks and real sirens, car horns and doorbells from Debian's
+# packages added; each report carries the stages
 # before it; temperature-calibrated, operating point chosen on the development clips (with real
 # development music) and 15 h of alert-free development audio (2.9 h of it real music); weights
 # to Sources/EarshotAlerts/Resources, parity fixture to the tests.
@@ -223,7 +225,15 @@ train: release venv espeak
 	$(PYTHON) training/train.py --init training/data/stage9.safetensors --after training/data/stage9.json \
 		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec,training/data/real-train-music,training/data/real-train-music-sirens \
 		--dev training/data/real-dev,training/data/real-dev-music --dev-quiet training/data/real-dev-quiet,training/data/real-dev-music-quiet \
-		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --checkpoint training/data/stage11.pt
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --weights training/data/stage11.safetensors \
+		--checkpoint training/data/stage11.pt --parity training/data/stage11_parity.json --report training/data/stage11.json
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 2400 \
+		--alert-share 0.6 --real-music 0.7 --wider-music --package-alerts 0.3 --street-sirens 0.5 --snr=-10,10 --codec 0.3 \
+		--seed 7800000 --out training/data/real-train-wide --synth training/data/real-train/synth
+	$(PYTHON) training/train.py --init training/data/stage11.safetensors --after training/data/stage11.json \
+		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec,training/data/real-train-music,training/data/real-train-music-sirens,training/data/real-train-wide \
+		--dev training/data/real-dev,training/data/real-dev-music --dev-quiet training/data/real-dev-quiet,training/data/real-dev-music-quiet \
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --checkpoint training/data/stage12.pt
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
