@@ -187,6 +187,16 @@ def summarise(name, results):
     return tp, fn, fp, delays
 
 
+def recall_by_recording(results, names):
+    """Recall per recording (the name of each result's first alert): which real recordings are
+    found, and which are missed whatever the SNR."""
+    found = {}
+    for name, (labels, events) in zip(names, results):
+        matched, _ = match(labels, events)
+        found.setdefault(name, []).append(matched[0] is not None)
+    print("  recall by recording: " + "; ".join(f"{name} {np.mean(hit):.3f}" for name, hit in found.items()))
+
+
 def write_item(stem, mix, labels, track=None):
     """The mixture, its alert component alone (for the separation report) and its labels last."""
     sf.write(stem + ".wav", mix.astype(np.float32), RATE, subtype="FLOAT")
@@ -478,7 +488,9 @@ def main():
             print("  per background: " + ", ".join(f"{k} {n / h:.1f}/h ({h * 60:.0f} min)" for k, (n, h) in sorted(backgrounds.items())))
 
     if clips:
-        summarise(f"R1. Real alert clips (development split) in real backgrounds, -5…+10 dB ({len(clips)} mixtures)", run_all(clips))
+        results = run_all(clips)
+        summarise(f"R1. Real alert clips (development split) in real backgrounds, -5…+10 dB ({len(clips)} mixtures)", results)
+        recall_by_recording(results, [os.path.basename(stem).rsplit("_", 2)[0] for stem in clips])  # siren0_+5dB_2: siren0
         summarise(f"R1b. The short real clips repeated to 4 s, -5…+10 dB ({len(looped)} mixtures)", run_all(looped))
         summarise(f"R1c. The real clips from the first moment of 3 s recordings, -5…+10 dB ({len(opening)} mixtures)",
                   run_all(opening))
@@ -493,11 +505,7 @@ def main():
             results = run_all(sirens)
             summarise(f"R5. Real package sirens (outside ../shared/data) in real backgrounds, -5…+10 dB ({len(sirens)} mixtures)",
                       results)
-            found = {}
-            for labels, events in results:
-                matched, _ = match(labels, events)
-                found.setdefault(labels[0]["source"], []).append(matched[0] is not None)
-            print("  recall by recording: " + "; ".join(f"{name} {np.mean(hit):.3f}" for name, hit in found.items()))
+            recall_by_recording(results, [labels[0]["source"] for labels, _ in results])
         music_quiet, music_alerts = real_music_sets(os.path.join(args.out, "realaudio", "music"), args.data, args.quiet_minutes)
         if music_quiet:
             false_alarms("R6. Real music never trained on (two game soundtracks), alone and under development speech", music_quiet)
