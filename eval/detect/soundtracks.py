@@ -33,7 +33,10 @@ def main():
         raise SystemExit(f"{earshot}: not an executable earshot (make release)")
     counts, seconds = collections.Counter(), 0.0
     for path in package_music.tracks("eval"):
-        seconds += sf.info(path).duration
+        try:
+            seconds += sf.info(path).duration
+        except RuntimeError as error:  # a truncated or corrupt track: one line, not a traceback
+            raise SystemExit(f"{path}: not a readable recording ({error})")
         counts.update(events(earshot, path))
     if seconds == 0:
         raise SystemExit("no evaluation soundtracks: cannot count false alarms in them")
