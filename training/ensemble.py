@@ -19,8 +19,7 @@ import numpy as np
 
 import features as feat
 import train as tr
-
-DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
+from development import DATA
 
 
 def main():
