@@ -228,7 +228,7 @@ train: release venv espeak
 		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --weights training/data/stage11.safetensors \
 		--checkpoint training/data/stage11.pt --parity training/data/stage11_parity.json --report training/data/stage11.json
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 2400 \
-		--alert-share 0.6 --real-music 0.7 --wider-music --package-alerts 0.3 --street-sirens 0.5 --snr=-10,10 --codec 0.3 \
+		--alert-share 0.6 --real-music 0.7 --soundtracks train-wide --package-alerts 0.3 --street-sirens 0.5 --snr=-10,10 --codec 0.3 \
 		--seed 7800000 --out training/data/real-train-wide --synth training/data/real-train/synth
 	$(PYTHON) training/train.py --init training/data/stage11.safetensors --after training/data/stage11.json \
 		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec,training/data/real-train-music,training/data/real-train-music-sirens,training/data/real-train-wide \

@@ -3,7 +3,7 @@
 Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the training split
 (LibriSpeech speakers, background recordings, knocks, cries, appliances; babble, music-like
 beds, rooms, microphone colour, band limits, levels, clipping, with `--codec` a lossy codec,
-with `--real-music` real soundtracks)
+with `--real-music` real soundtracks, `--soundtracks` drawing on more of them)
 and, in about half of the clips, one alert at -10...+20 dB (`--snr`): a synthetic one from
 `earshot synth alert`, a real training clip, or with `--package-alerts` a real recording from
 Debian's packages.
@@ -151,8 +151,8 @@ def main():
                         help="training only: share of clips heard through a lossy codec (MP3 or Vorbis)")
     parser.add_argument("--real-music", type=float, default=0.0,
                         help="share of clips whose background is real music of the split (package_music.py), alone or under speech")
-    parser.add_argument("--wider-music", action="store_true",
-                        help="training only: draw real music from more soundtracks (package_music.py's train-wide)")
+    parser.add_argument("--soundtracks", choices=[k for k in package_music.SOUNDTRACKS if k.startswith("train-")],
+                        help="training only: draw real music from more soundtracks than the split's own (package_music.py)")
     parser.add_argument("--package-alerts", type=float, default=0.0,
                         help="training only: share of sirens, car horns and doorbells drawn from real recordings in "
                              "Debian's packages (package_alerts.py)")
@@ -169,8 +169,8 @@ def main():
         parser.error(f"--real-music {args.real_music}: give a share from 0 to 1")
     if not 0 <= args.package_alerts <= 1:
         parser.error(f"--package-alerts {args.package_alerts}: give a share from 0 to 1")
-    if args.split != "train" and (args.wider_music or args.package_alerts > 0):
-        parser.error("--wider-music and --package-alerts are for the training split only")
+    if args.split != "train" and (args.soundtracks or args.package_alerts > 0):
+        parser.error("--soundtracks and --package-alerts are for the training split only")
     try:
         snr = tuple(float(v) for v in args.snr.split(","))
     except ValueError:
@@ -196,7 +196,7 @@ def main():
     augment = args.split == "train"  # the development clips stay as they were: the yardstick
     street = args.street_sirens if augment else 0.0
     codec = args.codec if augment else 0.0
-    soundtracks = "train-wide" if args.wider_music else args.split
+    soundtracks = args.soundtracks or args.split
     if args.real_music > 0:
         print("fetching real music…", file=sys.stderr)
         package_music.tracks(soundtracks)  # once, before the workers share it

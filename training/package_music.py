@@ -6,7 +6,9 @@ music: real soundtracks (sustained synth pads, brass, bells, sweeps) drew about 
 alarms an hour from a detector that drew none in the synthetic ones.
   * training: Planet Blupi's soundtrack (2.7 h), and 70 % of Battle for Wesnoth's tracks; the
     wider training set (`train-wide`) adds Warzone 2100's (30 tracks: electronic, ambient,
-    orchestral) and Advanced Strategic Command's (3);
+    orchestral) and Advanced Strategic Command's (3), and the widest (`train-widest`) adds UFO: Alien
+    Invasion's (64 tracks: orchestral, ambient, sustained pads) and Nexuiz's (18: electronic,
+    metal), both shipped as game archives (.pk3, zip files);
   * development (choosing the operating point): HyperRogue's soundtrack (23 min), and the other
     30 % of Wesnoth's;
   * evaluation (eval/detect, never trained on or tuned with): Endgame: Singularity's soundtrack
@@ -14,6 +16,8 @@ alarms an hour from a detector that drew none in the synthetic ones.
 """
 import glob
 import os
+import shutil
+import zipfile
 
 import numpy as np
 import soundfile as sf
@@ -28,6 +32,10 @@ SOUNDTRACKS = {
     "train": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH],
     "train-wide": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH,
                    ("warzone2100-music", "usr/share/games/warzone2100/music"), ("asc-music", "usr/share/games/asc/music")],
+    "train-widest": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH,
+                     ("warzone2100-music", "usr/share/games/warzone2100/music"), ("asc-music", "usr/share/games/asc/music"),
+                     ("ufoai-music", "usr/share/games/ufoai/base/0music.pk3"),
+                     ("nexuiz-music", "usr/share/games/nexuiz/data/music.pk3")],
     "dev": [("hyperrogue-music", "usr/share/hyperrogue/music"), WESNOTH],
     "eval": [("singularity-music", "usr/share/games/singularity/music"),
              ("drascula-music", "usr/share/scummvm/drascula/audio")],
@@ -40,11 +48,30 @@ def tracks(split, folder=FOLDER):
     paths = []
     for package, inside in SOUNDTRACKS[split]:
         root = debian_packages.extract(package, inside, folder)
+        if root.endswith(".pk3"):
+            root = unpacked(root)
         found = sorted(p for kind in ("ogg", "opus", "mp3") for p in glob.glob(os.path.join(root, "**", "*." + kind), recursive=True))
         if (package, inside) == WESNOTH and split != "eval":
             found = [p for p in found if ra.is_dev("music " + os.path.basename(p)) == (split == "dev")]
         paths += found
     return paths
+
+
+def unpacked(archive):
+    """A game archive's music, unpacked once into a folder beside it (whole or not at all)."""
+    folder = archive[:-len(".pk3")]
+    if os.path.isdir(folder):
+        return folder
+    part = folder + ".part"
+    if os.path.isdir(part):  # left by a killed run
+        shutil.rmtree(part)
+    try:
+        with zipfile.ZipFile(archive) as z:
+            z.extractall(part, [m for m in z.namelist() if m.lower().endswith((".ogg", ".opus", ".mp3"))])
+    except (zipfile.BadZipFile, OSError) as error:
+        raise SystemExit(f"cannot unpack {archive}: {error}") from None
+    os.replace(part, folder)
+    return folder
 
 
 def load(path, longest=LONGEST):
