@@ -32,14 +32,12 @@ SOUNDTRACKS = {
     "train": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH],
     "train-wide": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH,
                    ("warzone2100-music", "usr/share/games/warzone2100/music"), ("asc-music", "usr/share/games/asc/music")],
-    "train-widest": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH,
-                     ("warzone2100-music", "usr/share/games/warzone2100/music"), ("asc-music", "usr/share/games/asc/music"),
-                     ("ufoai-music", "usr/share/games/ufoai/base/0music.pk3"),
-                     ("nexuiz-music", "usr/share/games/nexuiz/data/music.pk3")],
     "dev": [("hyperrogue-music", "usr/share/hyperrogue/music"), WESNOTH],
     "eval": [("singularity-music", "usr/share/games/singularity/music"),
              ("drascula-music", "usr/share/scummvm/drascula/audio")],
 }
+SOUNDTRACKS["train-widest"] = SOUNDTRACKS["train-wide"] + [("ufoai-music", "usr/share/games/ufoai/base/0music.pk3"),
+                                                          ("nexuiz-music", "usr/share/games/nexuiz/data/music.pk3")]
 LONGEST = 300  # seconds kept of a track: some loop for half an hour
 
 
