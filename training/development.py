@@ -1,6 +1,7 @@
 """Exported weights judged on the development clips, each folder on its own, at the operating
 point the weights carry (`train.decisions_at_operating_point`, then `train.judge`): recall per
-class, false alarms per hour of the folder's alert-free audio, and delays. These are the
+class, false alarms per hour of the folder's alert-free audio, each kind of background apart
+(music errs where speech and noise do not), and delays. These are the
 development figures the README gives for each stage; the development split is never trained on.
 
     .venv/bin/python training/development.py WEIGHTS.safetensors [MORE.safetensors ...]
@@ -14,10 +15,28 @@ import glob
 import json
 import os
 
+import numpy as np
+
 import train as tr
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 FOLDERS = ["real-dev", "real-dev-music", "real-dev-quiet", "real-dev-music-quiet"]
+
+
+def false_alarms_by_kind(decisions, targets, kinds, point):
+    """Per kind of background: false alarms per hour of its alert-free clips, and their classes."""
+    thresholds, smoothing, minimum, sure, sustained = point
+    quiet = targets.max(axis=1) == 0
+    out = {}
+    for kind in sorted(set(kinds[quiet])):
+        clips = np.nonzero(quiet & (kinds == kind))[0]
+        classes = {}
+        for c in clips:
+            for k, _ in tr.track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum, sure=sure, sustained=sustained):
+                classes[tr.ALERT_CLASSES[k - 1]] = classes.get(tr.ALERT_CLASSES[k - 1], 0) + 1
+        hours = tr.clip_hours(targets[clips], np.ones(len(clips), bool))
+        out[str(kind)] = {"hours": round(hours, 2), "per hour": tr.per_hour(sum(classes.values()), hours), "classes": classes}
+    return out
 
 
 def main():
@@ -33,11 +52,12 @@ def main():
         if not glob.glob(os.path.join(folder, "shard*.npz")):
             print(f"{folder}: no development clips there (make them with make_realset.py --split dev); passed over")
             continue
-        clips, targets, _ = tr.load(folder)
+        clips, targets, kinds = tr.load(folder)
         judged += 1
         for path in args.weights:
             decisions, point = tr.decisions_at_operating_point(path, clips)
-            print(json.dumps({"folder": folder, "weights": path, **tr.judge(decisions, targets, *point)}), flush=True)
+            print(json.dumps({"folder": folder, "weights": path, **tr.judge(decisions, targets, *point),
+                              "false alarms by background": false_alarms_by_kind(decisions, targets, kinds, point)}), flush=True)
     if not judged:
         raise SystemExit("no development clips in any folder given: nothing judged")
 
