@@ -29,12 +29,12 @@ def false_alarms_by_kind(decisions, targets, kinds, point):
     quiet = targets.max(axis=1) == 0
     out = {}
     for kind in sorted(set(kinds[quiet])):
-        clips = np.nonzero(quiet & (kinds == kind))[0]
+        of_kind = quiet & (kinds == kind)
         classes = {}
-        for c in clips:
+        for c in np.nonzero(of_kind)[0]:
             for k, _ in tr.track(decisions[c], thresholds, smoothing=smoothing, minimum=minimum, sure=sure, sustained=sustained):
                 classes[tr.ALERT_CLASSES[k - 1]] = classes.get(tr.ALERT_CLASSES[k - 1], 0) + 1
-        hours = tr.clip_hours(targets[clips], np.ones(len(clips), bool))
+        hours = tr.clip_hours(targets, of_kind)
         out[str(kind)] = {"hours": round(hours, 2), "per hour": tr.per_hour(sum(classes.values()), hours), "classes": classes}
     return out
 
