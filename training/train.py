@@ -16,6 +16,7 @@ trains a small CNN on 1 s windows of log-mel and tonality features (features.py)
 import argparse
 import glob
 import json
+import multiprocessing
 import os
 import time
 
@@ -418,6 +419,19 @@ TRACKERS = ((2, 0.2, None, None), (3, 0.2, None, None), (2, 0.2, 0.995, None)) +
     for smoothing, lastings in ((2, (0.7, 0.8, 0.9)), (SIREN_UNSMOOTHED, (0.8, 0.85, 0.9))) for lasting in lastings)
 
 
+JUDGED = []  # the development decisions and targets, for the forked workers of choose_operating_point
+
+
+def candidate(tracker):
+    """One tracker's operating point on the development decisions and what it finds there."""
+    decisions, targets = JUDGED
+    smoothing, minimum, sure, sustained = tracker
+    thresholds = operating_point(decisions, targets, smoothing, minimum, sure, sustained)
+    result = judge(decisions, targets, thresholds, smoothing, minimum, sure, sustained)
+    return {"smoothing": smoothing, "minimum": minimum, "sure": sure, "sustained": sustained,
+            "thresholds": dict(zip(ALERT_CLASSES, thresholds)), **result}
+
+
 def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, trackers=TRACKERS):
     """The tracker's smoothing, minimum duration, sure threshold and per-class thresholds with
     the most development recall at most one false alarm an hour; of those within one alert in a
@@ -428,14 +442,18 @@ def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, t
     if len(quiet_decisions):
         decisions = np.concatenate([decisions, quiet_decisions])
         targets = np.concatenate([targets, quiet_targets])
-    candidates = []
-    for smoothing, minimum, sure, sustained in trackers:
-        thresholds = operating_point(decisions, targets, smoothing, minimum, sure, sustained)
-        result = judge(decisions, targets, thresholds, smoothing, minimum, sure, sustained)
-        result = {"smoothing": smoothing, "minimum": minimum, "sure": sure, "sustained": sustained,
-                  "thresholds": dict(zip(ALERT_CLASSES, thresholds)), **result}
+    # Each tracker is judged on its own, so the trackers share the cores (forked workers read the
+    # decisions without a copy).
+    JUDGED[:] = [decisions, targets]
+    workers = max(1, min(len(trackers), os.cpu_count() or 1))
+    if workers > 1:
+        with multiprocessing.get_context("fork").Pool(workers) as pool:
+            candidates = pool.map(candidate, trackers, chunksize=1)
+    else:
+        candidates = [candidate(t) for t in trackers]
+    JUDGED.clear()
+    for result in candidates:
         print("operating point:", json.dumps(result), flush=True)
-        candidates.append(result)
     best_recall = max(c["recall, all classes"] for c in candidates)
     near = [c for c in candidates if c["recall, all classes"] >= best_recall - 0.01]
     best = min(near, key=lambda c: (c["median delay"] if c["median delay"] is not None else np.inf,
