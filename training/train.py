@@ -446,12 +446,14 @@ def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, t
     # decisions without a copy).
     JUDGED[:] = [decisions, targets]
     workers = max(1, min(len(trackers), os.cpu_count() or 1))
-    if workers > 1:
-        with multiprocessing.get_context("fork").Pool(workers) as pool:
-            candidates = pool.map(candidate, trackers, chunksize=1)
-    else:
-        candidates = [candidate(t) for t in trackers]
-    JUDGED.clear()
+    try:
+        if workers > 1:
+            with multiprocessing.get_context("fork").Pool(workers) as pool:
+                candidates = pool.map(candidate, trackers, chunksize=1)
+        else:
+            candidates = [candidate(t) for t in trackers]
+    finally:
+        JUDGED.clear()
     for result in candidates:
         print("operating point:", json.dumps(result), flush=True)
     best_recall = max(c["recall, all classes"] for c in candidates)
