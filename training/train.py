@@ -432,7 +432,7 @@ def candidate(tracker):
             "thresholds": dict(zip(ALERT_CLASSES, thresholds)), **result}
 
 
-def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, trackers=TRACKERS):
+def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, trackers=TRACKERS, workers=None):
     """The tracker's smoothing, minimum duration, sure threshold and per-class thresholds with
     the most development recall at most one false alarm an hour; of those within one alert in a
     hundred of the best recall, the one that announces soonest (median delay), and of those
@@ -445,7 +445,7 @@ def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, t
     # Each tracker is judged on its own, so the trackers share the cores (forked workers read the
     # decisions without a copy).
     JUDGED[:] = [decisions, targets]
-    workers = max(1, min(len(trackers), os.cpu_count() or 1))
+    workers = max(1, min(len(trackers), workers or os.cpu_count() or 1))
     try:
         if workers > 1:
             with multiprocessing.get_context("fork").Pool(workers) as pool:
@@ -566,7 +566,8 @@ def rechoose(args):
         report.update({"temperature": temperature, "expected calibration error": {"before": before, "after": after},
                        "reliability (bin, mean confidence, accuracy, windows)": reliability})
     decisions = F.softmax(torch.from_numpy(every), dim=2).numpy()
-    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet_decisions(Folded(tensors), args.dev_quiet))
+    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet_decisions(Folded(tensors), args.dev_quiet),
+                                                            workers=args.threads)
     export(tensors, args.weights, temperature, tracker, thresholds)
     report["operating point"] = operating
     write_report(report, args.report)
@@ -705,7 +706,7 @@ def main():
     decisions = F.softmax(torch.from_numpy(every) / temperature, dim=2).numpy()
     tensors = fold(model, temperature)
     quiet = quiet_decisions(Folded(tensors), args.dev_quiet)
-    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet)
+    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet, workers=args.threads)
     export(tensors, args.weights, temperature, tracker, thresholds)
     stage = {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
              "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
