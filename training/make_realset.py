@@ -151,8 +151,9 @@ def main():
                         help="training only: share of clips heard through a lossy codec (MP3 or Vorbis)")
     parser.add_argument("--real-music", type=float, default=0.0,
                         help="share of clips whose background is real music of the split (package_music.py), alone or under speech")
-    parser.add_argument("--soundtracks", choices=[k for k in package_music.SOUNDTRACKS if k.startswith("train-")],
-                        help="training only: draw real music from more soundtracks than the split's own (package_music.py)")
+    parser.add_argument("--soundtracks", choices=[k for k in package_music.SOUNDTRACKS if "-" in k],
+                        help="draw real music from more of the split's soundtracks than its own (package_music.py): "
+                             "train-wide or train-widest for training, dev-wide for development")
     parser.add_argument("--package-alerts", type=float, default=0.0,
                         help="training only: share of sirens, car horns and doorbells drawn from real recordings in "
                              "Debian's packages (package_alerts.py)")
@@ -169,8 +170,10 @@ def main():
         parser.error(f"--real-music {args.real_music}: give a share from 0 to 1")
     if not 0 <= args.package_alerts <= 1:
         parser.error(f"--package-alerts {args.package_alerts}: give a share from 0 to 1")
-    if args.split != "train" and (args.soundtracks or args.package_alerts > 0):
-        parser.error("--soundtracks and --package-alerts are for the training split only")
+    if args.soundtracks and not args.soundtracks.startswith(args.split + "-"):
+        parser.error(f"--soundtracks {args.soundtracks}: not the {args.split} split's music")
+    if args.split != "train" and args.package_alerts > 0:
+        parser.error("--package-alerts is for the training split only")
     try:
         snr = tuple(float(v) for v in args.snr.split(","))
     except ValueError:

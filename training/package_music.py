@@ -10,7 +10,10 @@ alarms an hour from a detector that drew none in the synthetic ones.
     Invasion's (64 tracks: orchestral, ambient, sustained pads) and Nexuiz's (18: electronic,
     metal), both shipped as game archives (.pk3, zip files);
   * development (choosing the operating point): HyperRogue's soundtrack (23 min), and the other
-    30 % of Wesnoth's;
+    30 % of Wesnoth's; the wider development set (`dev-wide`) adds Hedgewars' (26 tracks:
+    orchestral, rock, ethnic), FreedroidRPG's (16: ambient, electronic), Flare's (12: orchestral
+    fantasy) and OpenClonk's (8), so the hour's budget counts more kinds of music than one
+    soundtrack and a half;
   * evaluation (eval/detect, never trained on or tuned with): Endgame: Singularity's soundtrack
     (64 min, electronic) and Drascula's (47 min).
 """
@@ -33,6 +36,11 @@ SOUNDTRACKS = {
     "train-wide": [("planetblupi-music-ogg", "usr/share/planetblupi/music"), WESNOTH,
                    ("warzone2100-music", "usr/share/games/warzone2100/music"), ("asc-music", "usr/share/games/asc/music")],
     "dev": [("hyperrogue-music", "usr/share/hyperrogue/music"), WESNOTH],
+    "dev-wide": [("hyperrogue-music", "usr/share/hyperrogue/music"), WESNOTH,
+                 ("hedgewars-data", "usr/share/games/hedgewars/Data/Music"),
+                 ("freedroidrpg-data", "usr/share/freedroidrpg/data/sound/music"),
+                 ("flare-game", "usr/share/games/flare/mods/fantasycore/music"),
+                 ("openclonk-data", "usr/share/games/openclonk/Music.ocg")],
     "eval": [("singularity-music", "usr/share/games/singularity/music"),
              ("drascula-music", "usr/share/scummvm/drascula/audio")],
 }
@@ -50,7 +58,7 @@ def tracks(split, folder=FOLDER):
             root = unpacked(root)
         found = sorted(p for kind in ("ogg", "opus", "mp3") for p in glob.glob(os.path.join(root, "**", "*." + kind), recursive=True))
         if (package, inside) == WESNOTH and split != "eval":
-            found = [p for p in found if ra.is_dev("music " + os.path.basename(p)) == (split == "dev")]
+            found = [p for p in found if ra.is_dev("music " + os.path.basename(p)) == split.startswith("dev")]
         paths += found
     return paths
 
