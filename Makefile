@@ -163,8 +163,9 @@ eval-capture: release venv
 # eleventh on with more soundtracks and real sirens, car horns and doorbells from Debian's
 # packages added; each report carries the stages
 # before it; temperature-calibrated, operating point chosen on the development clips (with real
-# development music) and 15 h of alert-free development audio (2.9 h of it real music); weights
-# to Sources/EarshotAlerts/Resources, parity fixture to the tests.
+# development music) and 15 h of alert-free development audio (2.9 h of it real music), and the
+# twelfth's chosen again with four more development soundtracks counted (19.5 h, 7.1 h of it
+# music); weights to Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
 	$(VENV)/bin/pip install -q -r requirements-train.txt
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 6000
@@ -234,6 +235,13 @@ train: release venv espeak
 		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec,training/data/real-train-music,training/data/real-train-music-sirens,training/data/real-train-wide \
 		--dev training/data/real-dev,training/data/real-dev-music --dev-quiet training/data/real-dev-quiet,training/data/real-dev-music-quiet \
 		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --checkpoint training/data/stage12.pt
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 600 \
+		--real-music 1 --soundtracks dev-wide --seed 8800000 --out training/data/real-dev-music-wide --synth training/data/real-dev/synth
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 1600 \
+		--alert-share 0 --real-music 1 --soundtracks dev-wide --seed 8900000 --out training/data/real-dev-music-wide-quiet --synth training/data/real-dev/synth
+	$(PYTHON) training/train.py --operating-point-only \
+		--dev training/data/real-dev,training/data/real-dev-music,training/data/real-dev-music-wide \
+		--dev-quiet training/data/real-dev-quiet,training/data/real-dev-music-quiet,training/data/real-dev-music-wide-quiet
 
 # The learned noise suppressor: PyTorch on the CPU, 2 cores, under an hour; weights to
 # Sources/EarshotEnhance/Resources, parity fixture to the tests.
