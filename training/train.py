@@ -281,7 +281,10 @@ def judge(decisions, targets, thresholds, smoothing, minimum=0.2, sure=None, sus
             "90th percentile delay": round(float(np.percentile(delays, 90)), 2) if delays else None}
 
 
-def operating_point(decisions, targets, smoothing=3, minimum=0.2, sure=None, sustained=None, budget_per_hour=1.0):
+BUDGET_PER_HOUR = 1.0  # false alarms an hour of alert-free development audio, all classes together
+
+
+def operating_point(decisions, targets, smoothing=3, minimum=0.2, sure=None, sustained=None, budget_per_hour=BUDGET_PER_HOUR):
     """Per class an on-threshold, so that all classes together make at most `budget_per_hour`
     false alarms per hour of the alert-free development clips, spent where it buys the most
     recall: every class starts at the strictest threshold, and the class whose next looser
@@ -459,7 +462,7 @@ def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, t
         print("operating point:", json.dumps(result), flush=True)
     # A tracker over the budget even at its strictest thresholds (its sustained route, or the
     # classes together) is not a candidate, unless none keeps within it.
-    within = [c for c in candidates if c["false alarms per hour"] <= 1.0 + 1e-9]
+    within = [c for c in candidates if c["false alarms per hour"] <= BUDGET_PER_HOUR + 1e-9]
     within = within or [min(candidates, key=lambda c: c["false alarms per hour"])]
     best_recall = max(c["recall, all classes"] for c in within)
     near = [c for c in within if c["recall, all classes"] >= best_recall - 0.01]
