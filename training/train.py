@@ -33,15 +33,20 @@ RECENT = 25  # frames: a window is labelled by what sounds in its newest 0.5 s
 CHANNELS = [2, 16, 32, 48, 64]
 POOLED = 3  # the first three convolutions are followed by 2x2 max pooling
 ALERT_CLASSES = feat.CLASSES[1:]
+# With --music-class the network has one output more, after the classes: background with music
+# in it (soundtracks alone or under speech, music-like beds), which it learns apart from the rest
+# of the background. Everything downstream, Swift's detector too, hears the two as background.
+MUSIC = "music"
+MUSIC_KINDS = ("real music", "real tv", "music", "tv")  # make_realset.py's kinds with music in them
 
 
 class AlertNet(nn.Module):
-    def __init__(self, channels=CHANNELS):
+    def __init__(self, channels=CHANNELS, outputs=len(feat.CLASSES)):
         super().__init__()
         self.channels = channels
         self.convs = nn.ModuleList(nn.Conv2d(a, b, 3, padding=1) for a, b in zip(channels, channels[1:]))
         self.norms = nn.ModuleList(nn.BatchNorm2d(b) for b in channels[1:])
-        self.head = nn.Linear(2 * channels[-1], len(feat.CLASSES))
+        self.head = nn.Linear(2 * channels[-1], outputs)
 
     def forward(self, x):  # (batch, 2, WINDOW, MELS) -> logits
         for i, (conv, norm) in enumerate(zip(self.convs, self.norms)):
@@ -100,12 +105,20 @@ def warm_start(model, path):
             norm.bias.zero_()
             norm.running_mean.zero_()
             norm.running_var.fill_(1 - norm.eps)
-        head, last = t["head.weight"], t["head.weight"].shape[1] // 2
-        wide = model.head.in_features // 2
+        head, bias, last = t["head.weight"], t["head.bias"], t["head.weight"].shape[1] // 2
+        rows, wide = len(bias), model.head.in_features // 2
+        if model.head.out_features > rows:
+            # New background outputs (music) start as copies of the background, all of them lowered
+            # so that together they hold the background's probability: the same network at first.
+            extra = model.head.out_features - rows
+            head = torch.cat([head, head[:1].repeat(extra, 1)])
+            bias = torch.cat([bias, bias[:1].repeat(extra)])
+            bias[0] -= np.log(1 + extra)
+            bias[rows:] -= np.log(1 + extra)
         model.head.weight.zero_()
         model.head.weight[:, :last] = head[:, :last]  # max-pooled channels
         model.head.weight[:, wide:wide + last] = head[:, last:]  # mean-pooled channels
-        model.head.bias.copy_(t["head.bias"])
+        model.head.bias.copy_(bias)
 
 
 # --- data ---------------------------------------------------------------------------------
@@ -156,6 +169,26 @@ def inputs(frames, clip, end):
     return torch.from_numpy(feat.network_input(frames[clip[:, None], end[:, None] + offsets[None, :]]))
 
 
+def heard(p):
+    """Probabilities of every output, (..., outputs), as the classes: (..., len(CLASSES)), the
+    outputs after the classes (music) heard as background."""
+    c = len(feat.CLASSES)
+    return np.concatenate([p[..., :1] + p[..., c:].sum(axis=-1, keepdims=True), p[..., 1:c]], axis=-1)
+
+
+def heard_softmax(logits, temperature=1.0):
+    """`heard` probabilities of numpy logits, (..., outputs)."""
+    return heard(F.softmax(torch.from_numpy(logits) / temperature, dim=-1).numpy())
+
+
+def heard_log_probabilities(logits):
+    """`heard`, as log-probabilities of torch logits, for the calibration's likelihood."""
+    c = len(feat.CLASSES)
+    log_p = F.log_softmax(logits, dim=-1)
+    background = torch.logsumexp(torch.cat([log_p[..., :1], log_p[..., c:]], dim=-1), dim=-1, keepdim=True)
+    return torch.cat([background, log_p[..., 1:c]], dim=-1)
+
+
 def logits_of(model, frames, clip, end, batch=2048):
     model.eval()
     out = []
@@ -166,7 +199,7 @@ def logits_of(model, frames, clip, end, batch=2048):
 
 
 def probabilities(model, frames, clip, end, temperature=1.0):
-    return F.softmax(torch.from_numpy(logits_of(model, frames, clip, end)) / temperature, dim=1).numpy()
+    return heard_softmax(logits_of(model, frames, clip, end), temperature)
 
 
 # --- the event tracker, as AlertEventTracker.swift ------------------------------------------
@@ -351,7 +384,7 @@ def fit_temperature(logits, y):
 
     def closure():
         optimiser.zero_grad()
-        loss = F.cross_entropy(logits / torch.exp(t), y)
+        loss = F.nll_loss(heard_log_probabilities(logits / torch.exp(t)), y)
         loss.backward()
         return loss
     optimiser.step(closure)
@@ -372,9 +405,9 @@ def parity_signal(sample_count):
 def calibrate(logits, y):
     """One temperature fitted on labelled decisions' logits: (temperature, expected calibration
     error of the logits as given, error with the temperature, its reliability table)."""
-    before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits), dim=1).numpy(), y)
+    before, _ = expected_calibration_error(heard_softmax(logits), y)
     temperature = fit_temperature(logits, y)
-    after, reliability = expected_calibration_error(F.softmax(torch.from_numpy(logits) / temperature, dim=1).numpy(), y)
+    after, reliability = expected_calibration_error(heard_softmax(logits, temperature), y)
     return temperature, before, after, reliability
 
 
@@ -387,7 +420,7 @@ def clip_logits(network, frames):
 
 
 def decisions_of(network, frames):
-    return F.softmax(torch.from_numpy(clip_logits(network, frames)), dim=2).numpy()
+    return heard_softmax(clip_logits(network, frames))
 
 
 def quiet_decisions(network, folder):
@@ -493,7 +526,7 @@ def export(tensors, path, temperature, tracker, thresholds):
         optional["sustained_decisions"] = str(depth)
         optional["sustained"] = ",".join(f"{c}={t:.2f}" for c, t in zip(ALERT_CLASSES, lasting) if t is not None)
     save_file(tensors, path + ".tmp", metadata={**optional,
-        "classes": ",".join(feat.CLASSES), "sample_rate": str(feat.SAMPLE_RATE), "frame": str(feat.FRAME),
+        "classes": ",".join(feat.CLASSES + [MUSIC] * (len(tensors["head.bias"]) - len(feat.CLASSES))), "sample_rate": str(feat.SAMPLE_RATE), "frame": str(feat.FRAME),
         "hop": str(feat.HOP), "mels": str(feat.MELS), "fmin": str(feat.FMIN), "fmax": str(feat.FMAX),
         "window": str(feat.WINDOW), "stride": str(feat.STRIDE), "temperature": f"{temperature:.4f}",
         "smoothing": str(usual), "minimum": f"{tracker['minimum']:g}",
@@ -562,7 +595,7 @@ def rechoose(args):
         dc, de = np.nonzero(labels != IGNORE)
         logits, y = every[dc, de], labels[dc, de]
         further, shipped, after, reliability = calibrate(logits, y)
-        before, _ = expected_calibration_error(F.softmax(torch.from_numpy(logits * temperature), dim=1).numpy(), y)
+        before, _ = expected_calibration_error(heard_softmax(logits * temperature), y)
         print(f"temperature {temperature:.3f} -> {temperature * further:.3f}: expected calibration error "
               f"{shipped:.4f} -> {after:.4f} ({before:.4f} without one)", flush=True)
         tensors = {**tensors, "head.weight": (tensors["head.weight"] / further).contiguous(),
@@ -573,7 +606,7 @@ def rechoose(args):
         every = every / further
         report.update({"temperature": temperature, "expected calibration error": {"before": before, "after": after},
                        "reliability (bin, mean confidence, accuracy, windows)": reliability})
-    decisions = F.softmax(torch.from_numpy(every), dim=2).numpy()
+    decisions = heard_softmax(every)
     tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet_decisions(Folded(tensors), args.dev_quiet),
                                                             workers=args.threads)
     export(tensors, args.weights, temperature, tracker, thresholds)
@@ -596,6 +629,8 @@ def main():
                         help="start from an exported detector (safetensors) of the same shape instead of at random")
     parser.add_argument("--after", default=None,
                         help="the report of the stage --init comes from: its stages go before this one's in the report")
+    parser.add_argument("--music-class", action="store_true",
+                        help="learn background with music in it as an output of its own (heard as background)")
     parser.add_argument("--learning-rate", type=float, default=3e-3, help="the one-cycle schedule's peak")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--window", type=int, default=feat.WINDOW, help="frames a network input holds")
@@ -629,12 +664,15 @@ def main():
     torch.set_num_threads(args.threads)
     rng = np.random.default_rng(args.seed)
 
-    clips, targets, _ = load(args.train)
+    clips, targets, kinds = load(args.train)
     dev_clips, dev_targets, _ = load(args.dev)
     frames, dev_frames = feat.as_stream(clips), feat.as_stream(dev_clips)  # for the window set above
     del clips, dev_clips
     ends = decision_ends(frames)
     y = window_targets(targets, ends)
+    if args.music_class:
+        y[np.isin(kinds, MUSIC_KINDS)[:, None] & (y == 0)] = len(feat.CLASSES)
+    outputs = len(feat.CLASSES) + args.music_class
     clip_index, end_index = np.nonzero(y != IGNORE)
     train_y = y[clip_index, end_index]
     train_clip, train_end = clip_index, ends[end_index]
@@ -642,12 +680,12 @@ def main():
     dc, de = np.nonzero(dev_y_all != IGNORE)
     dev_y, dev_clip, dev_end = dev_y_all[dc, de], dc, ends[de]
     check = np.random.default_rng(0).permutation(len(dev_y))[:40_000]  # the per-epoch check
-    counts = np.bincount(train_y, minlength=len(feat.CLASSES))
-    print(f"{len(frames)} training clips, {len(dev_frames)} development clips; training windows per class:",
-          dict(zip(feat.CLASSES, counts.tolist())), flush=True)
+    counts = np.bincount(train_y, minlength=outputs)
+    print(f"{len(frames)} training clips, {len(dev_frames)} development clips; training windows per output:",
+          dict(zip(feat.CLASSES + [MUSIC], counts.tolist())), flush=True)
     weights = torch.tensor((counts.sum() / np.maximum(counts, 1) / len(counts)) ** 0.5, dtype=torch.float32)
 
-    model = AlertNet([int(c) for c in args.channels.split(",")])
+    model = AlertNet([int(c) for c in args.channels.split(",")], outputs)
     if args.init:
         warm_start(model, args.init)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.learning_rate, weight_decay=1e-3)
@@ -662,7 +700,7 @@ def main():
         schedule.load_state_dict(state["schedule"])
         start_epoch, hard = state["epoch"], state["hard"]
         print(f"resumed after epoch {start_epoch}", flush=True)
-    negatives = np.nonzero(train_y == 0)[0]
+    negatives = np.nonzero((train_y == 0) | (train_y >= len(feat.CLASSES)))[0]
     for epoch in range(start_epoch, args.epochs):
         if epoch == args.mine_after and hard is None:
             # Hard negatives: the alert-free windows the network calls alerts most readily.
@@ -711,14 +749,14 @@ def main():
     temperature, before, after, reliability = calibrate(logits, dev_y)
     print(f"temperature {temperature:.3f}: expected calibration error {before:.4f} -> {after:.4f}", flush=True)
 
-    decisions = F.softmax(torch.from_numpy(every) / temperature, dim=2).numpy()
+    decisions = heard_softmax(every, temperature)
     tensors = fold(model, temperature)
     quiet = quiet_decisions(Folded(tensors), args.dev_quiet)
     tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet, workers=args.threads)
     export(tensors, args.weights, temperature, tracker, thresholds)
     stage = {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
              "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
-             "channels": model.channels, "learning rate": args.learning_rate, "clips": args.train}
+             "channels": model.channels, "music class": args.music_class, "learning rate": args.learning_rate, "clips": args.train}
     write_report({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
                   "training": {"stages": earlier + [stage]},
                   "temperature": temperature,
@@ -731,7 +769,7 @@ def main():
     x = torch.stack([torch.from_numpy(feat.window_input(feat.frame_features(signal), e)) for e in ends])
     with torch.no_grad():
         folded = F.softmax(Folded(tensors)(x), dim=1)
-        trained = F.softmax(model(x) / temperature, dim=1)
+        trained = F.softmax(model(x) / temperature, dim=1)  # every output: the music one too
     assert torch.max(torch.abs(folded - trained)) < 1e-5, "folding changed the network"
     write_parity(tensors, args.parity)
     print(f"wrote {args.weights}, {args.parity} and {args.report}")
@@ -760,13 +798,13 @@ def write_parity(tensors, path):
     parity_ends = [4, 19, 34] + list(range(feat.WINDOW - 1, len(parity_frames), 15))  # the first reach back before the stream
     x = torch.stack([torch.from_numpy(feat.window_input(parity_frames, e)) for e in parity_ends])
     with torch.no_grad():
-        folded = F.softmax(Folded(tensors)(x), dim=1)
+        folded = heard(F.softmax(Folded(tensors)(x), dim=1).numpy())  # as Swift's detector gives them
     os.makedirs(os.path.dirname(path), exist_ok=True)
     json.dump({"generator": "training/train.py", "sampleCount": len(signal),
                "frames": [[round(float(v), 6) for v in parity_frames[t].ravel()] for t in (0, 40, 77, 125)],
                "frameIndices": [0, 40, 77, 125],
                "windowEnds": parity_ends,
-               "probabilities": [[float(v) for v in row] for row in folded.numpy()]},
+               "probabilities": [[float(v) for v in row] for row in folded]},
               open(path, "w"))
 
 

@@ -12,6 +12,9 @@ import Foundation
 /// at load time, so `classify` does not allocate.
 public final class AlertNetwork {
     public static let classes = ["background", "siren", "smoke_alarm", "car_horn", "doorbell"]
+    /// Outputs a model may have after the classes: kinds of background it tells apart
+    /// (background with music in it), heard as background.
+    static let backgroundKinds = ["music"]
     static let convolutionCount = 4
     static let pooledLayers = 3
 
@@ -22,8 +25,10 @@ public final class AlertNetwork {
     }
 
     private let layers: [Layer]
-    private let headWeights: [Float]  // classes × (2 · last channels)
+    private let headWeights: [Float]  // outputs × (2 · last channels)
     private let headBias: [Float]
+    private let outputs: Int  // the classes, and the kinds of background after them
+    private let logits: UnsafeMutablePointer<Float>
     /// The on-threshold per class the network was tuned for (metadata `thresholds`,
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
@@ -50,9 +55,18 @@ public final class AlertNetwork {
     }
 
     public init(_ model: SafeTensors) throws {
-        if let classes = model.metadata["classes"], classes != Self.classes.joined(separator: ",") {
-            throw EarshotError.invalidArgument("the model's classes are \(classes), not \(Self.classes.joined(separator: ","))")
+        var outputs = Self.classes.count
+        if let classes = model.metadata["classes"] {
+            let names = classes.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            let kinds = names.dropFirst(Self.classes.count)
+            guard Array(names.prefix(Self.classes.count)) == Self.classes, kinds.allSatisfy(Self.backgroundKinds.contains),
+                  Set(kinds).count == kinds.count else {
+                throw EarshotError.invalidArgument("the model's classes are \(classes), not \(Self.classes.joined(separator: ",")) "
+                                                   + "and at most \(Self.backgroundKinds.joined(separator: ", ")) after them")
+            }
+            outputs = names.count
         }
+        self.outputs = outputs
         var window = AlertFeatures.defaultWindowFrames
         if let text = model.metadata["window"] {
             // At least 8 frames, so the three poolings leave a row; at most 10 s of context.
@@ -81,8 +95,8 @@ public final class AlertNetwork {
             if i < Self.pooledLayers { height /= 2; width /= 2 }
         }
         let last = cin
-        headWeights = try model.tensor("head.weight", shape: [Self.classes.count, 2 * last])
-        headBias = try model.tensor("head.bias", shape: [Self.classes.count])
+        headWeights = try model.tensor("head.weight", shape: [outputs, 2 * last])
+        headBias = try model.tensor("head.bias", shape: [outputs])
         self.layers = layers
         defaultThresholds = try Self.field("thresholds", of: model, Self.thresholds)
         var settings = AlertEventTracker.Settings(thresholds: defaultThresholds)
@@ -121,6 +135,7 @@ public final class AlertNetwork {
         activations = .allocate(capacity: largestActivations)
         pooled = .allocate(capacity: largestActivations)
         pooledFeatures = .allocate(capacity: 2 * last)
+        logits = .allocate(capacity: outputs)
         // One thread: the detector runs beside the audio, not across every core.
         openblas_set_num_threads(1)
     }
@@ -165,6 +180,7 @@ public final class AlertNetwork {
         activations.deallocate()
         pooled.deallocate()
         pooledFeatures.deallocate()
+        logits.deallocate()
     }
 
     /// Class probabilities for one input of 2 × `windowFrames` × `AlertFeatures.melCount` values
@@ -195,18 +211,19 @@ public final class AlertNetwork {
         }
         let width = 2 * last.outputChannels
         var largest = -Float.infinity
-        for k in 0..<Self.classes.count {
+        for k in 0..<outputs {
             var logit = headBias[k]
             for i in 0..<width { logit += headWeights[k * width + i] * pooledFeatures[i] }
-            probabilities[k] = logit
+            logits[k] = logit
             largest = max(largest, logit)
         }
         var total: Float = 0
-        for k in 0..<Self.classes.count {
-            probabilities[k] = expf(probabilities[k] - largest)
-            total += probabilities[k]
+        for k in 0..<outputs {
+            logits[k] = expf(logits[k] - largest)
+            total += logits[k]
         }
-        for k in 0..<Self.classes.count { probabilities[k] /= total }
+        for k in 0..<Self.classes.count { probabilities[k] = logits[k] / total }
+        for k in Self.classes.count..<outputs { probabilities[0] += logits[k] / total }  // background of a kind
     }
 
     /// 3×3 convolution with zero padding, bias and ReLU, into `activations`.

@@ -384,6 +384,57 @@ struct ParityFixture: Decodable {
         }
     }
 
+    /// A model may have an output after the classes for background with music in it; the
+    /// detector hears it as background. The shipped network with its background output split
+    /// in two equal halves (a copy, both lowered by ln 2) classifies exactly as it does; other
+    /// names after the classes, or a head without the row its classes promise, are refused.
+    @Test func aMusicOutputIsHeardAsBackground() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
+        let bytes = try Data(contentsOf: url)
+        let shipped = try SafeTensors(data: bytes)
+        let length = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        let header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
+        let weight = try #require(shipped.tensors["head.weight"]), bias = try #require(shipped.tensors["head.bias"])
+        let width = weight.shape[1]
+        // The new head goes after the shipped tensors' bytes; the old one is left unread.
+        func model(classes: String, split: Bool = true) throws -> AlertNetwork {
+            var header = header, body = bytes.subdata(in: (8 + length)..<bytes.count)
+            var rows = weight.values, biases = bias.values
+            if split {
+                rows += weight.values.prefix(width)
+                biases += [biases[0]]
+                for k in [0, biases.count - 1] { biases[k] -= Float(log(2.0)) }
+            }
+            for (name, values, shape) in [("head.weight", rows, [biases.count, width]), ("head.bias", biases, [biases.count])] {
+                header[name] = ["dtype": "F32", "shape": shape, "data_offsets": [body.count, body.count + 4 * values.count]]
+                body += values.withUnsafeBytes { Data($0) }
+            }
+            var metadata = try #require(header["__metadata__"] as? [String: String])
+            metadata["classes"] = classes
+            header["__metadata__"] = metadata
+            let json = try JSONSerialization.data(withJSONObject: header)
+            let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
+            return try AlertNetwork(SafeTensors(data: size + json + body))
+        }
+        let classes = AlertNetwork.classes.joined(separator: ",")
+        let music = try model(classes: classes + ",music")
+        let network = try AlertNetwork(shipped)
+        var features = AlertFeatures(windowFrames: network.windowFrames)
+        var input = [Float](repeating: 0, count: features.inputCount)
+        paritySignal(count: 48_000).withUnsafeBufferPointer { samples in features.push(samples) { _ in } }
+        input.withUnsafeMutableBufferPointer { features.window(into: $0.baseAddress!) }
+        var heard = [Float](repeating: 0, count: AlertNetwork.classes.count), expected = heard
+        music.classify(input, probabilities: &heard)
+        network.classify(input, probabilities: &expected)
+        #expect(zip(heard, expected).allSatisfy { abs($0 - $1) < 1e-5 }, "\(heard) against \(expected)")
+        #expect(expected[1...].contains { $0 > 0.01 }, "the parity signal is heard as some alert, so the check has teeth")
+        for bad in [classes + ",speech", classes + ",music,music", "siren,background,smoke_alarm,car_horn,doorbell,music"] {
+            #expect(throws: EarshotError.self, "\(bad)") { try model(classes: bad) }
+        }
+        #expect(throws: EarshotError.self) { try model(classes: classes + ",music", split: false) }
+    }
+
     /// Separation opens on a likely alert before (and without) an announcement; it closes once
     /// no class is that likely and nothing is announced.
     @Test func separationOpensBelowTheAnnouncementThreshold() {

@@ -370,6 +370,7 @@ def real_music_sets(folder, data, minutes):
 def numpy_network(path):
     """The shipped detector's network in numpy (features.py feeds it), for calibration."""
     from safetensors.numpy import load_file
+    from train import heard
     t = load_file(path)
     layers = sum(1 for k in t if k.startswith("conv") and k.endswith(".weight"))
 
@@ -385,7 +386,7 @@ def numpy_network(path):
                 x = x[:, :, :2 * h2, :2 * w2].reshape(x.shape[0], x.shape[1], h2, 2, w2, 2).max(axis=(3, 5))
         z = np.concatenate([x.max(axis=(2, 3)), x.mean(axis=(2, 3))], axis=1) @ t["head.weight"].T + t["head.bias"]
         z = np.exp(z - z.max(axis=1, keepdims=True))
-        return z / z.sum(axis=1, keepdims=True)
+        return heard(z / z.sum(axis=1, keepdims=True))  # the music output, where it has one, as background
     return forward
 
 
