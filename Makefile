@@ -161,10 +161,11 @@ eval-capture: release venv
 # trains the ninth on with real music (Debian's free game soundtracks, fetched, never installed)
 # added, alone, under speech and under sirens and smoke alarms, and a twelfth that trains the
 # eleventh on with more soundtracks and real sirens, car horns and doorbells from Debian's
-# packages added; each report carries the stages
-# before it; temperature-calibrated, operating point chosen on the development clips (with real
-# development music) and 15 h of alert-free development audio (2.9 h of it real music), and the
-# twelfth's chosen again with four more development soundtracks counted (19.5 h, 7.1 h of it
+# packages added, and a thirteenth that trains the twelfth on with alert-free soundtracks added
+# and music learned as an output of its own (`--music-class`, heard as background); each report
+# carries the stages before it; temperature-calibrated, operating point chosen on the development
+# clips (with real development music) and 15 h of alert-free development audio (2.9 h of it real
+# music), then chosen again with four more development soundtracks counted (19.5 h, 7.1 h of it
 # music); weights to Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
 	$(VENV)/bin/pip install -q -r requirements-train.txt
@@ -234,7 +235,14 @@ train: release venv espeak
 	$(PYTHON) training/train.py --init training/data/stage11.safetensors --after training/data/stage11.json \
 		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec,training/data/real-train-music,training/data/real-train-music-sirens,training/data/real-train-wide \
 		--dev training/data/real-dev,training/data/real-dev-music --dev-quiet training/data/real-dev-quiet,training/data/real-dev-music-quiet \
-		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --checkpoint training/data/stage12.pt
+		--window 75 --epochs 6 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 2 --weights training/data/stage12.safetensors \
+		--checkpoint training/data/stage12.pt --parity training/data/stage12_parity.json --report training/data/stage12.json
+	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 2400 \
+		--alert-share 0 --real-music 1 --soundtracks train-widest --codec 0.3 --seed 7950000 --out training/data/real-train-music-quiet --synth training/data/real-train/synth
+	$(PYTHON) training/train.py --init training/data/stage12.safetensors --after training/data/stage12.json --music-class \
+		--train training/data/real-train,training/data/real-train-sirens,training/data/real-train-faint-sirens,training/data/real-train-codec,training/data/real-train-faint-codec,training/data/real-train-music,training/data/real-train-music-sirens,training/data/real-train-wide,training/data/real-train-music-quiet \
+		--dev training/data/real-dev,training/data/real-dev-music --dev-quiet training/data/real-dev-quiet,training/data/real-dev-music-quiet \
+		--window 75 --epochs 3 --mine-after 0 --windows 60000 --learning-rate 1e-3 --seed 4 --checkpoint training/data/stage13.pt
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 600 \
 		--real-music 1 --soundtracks dev-wide --seed 8800000 --out training/data/real-dev-music-wide --synth training/data/real-dev/synth
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 1600 \
