@@ -28,7 +28,7 @@ public final class AlertNetwork {
     private let headWeights: [Float]  // outputs × (2 · last channels)
     private let headBias: [Float]
     private let outputs: Int  // the classes, and the kinds of background after them
-    private let logits: UnsafeMutablePointer<Float>
+    private let logits: UnsafeMutablePointer<Float>  // each output's logit, then its softmax share
     /// The on-threshold per class the network was tuned for (metadata `thresholds`,
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
