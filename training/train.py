@@ -107,6 +107,8 @@ def warm_start(model, path):
             norm.running_var.fill_(1 - norm.eps)
         head, bias, last = t["head.weight"], t["head.bias"], t["head.weight"].shape[1] // 2
         rows, wide = len(bias), model.head.in_features // 2
+        if rows > model.head.out_features:
+            raise SystemExit(f"{path}: {rows} outputs, the model {model.head.out_features}: give --music-class for weights with a music output")
         if model.head.out_features > rows:
             # New background outputs (music) start as copies of the background, all of them lowered
             # so that together they hold the background's probability: the same network at first.
