@@ -23,6 +23,31 @@ struct ParityFixture: Decodable {
     var probabilities: [[Float]]
 }
 
+/// The shipped detector's safetensors file split into its JSON header and its tensors' bytes,
+/// so a test can change the header (metadata, a tensor appended to the bytes) and load the result.
+struct ShippedDetectorFile {
+    let header: [String: Any]
+    let body: Data
+    let tensors: SafeTensors
+
+    init() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
+        let bytes = try Data(contentsOf: url)
+        let length = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
+        body = bytes.subdata(in: (8 + length)..<bytes.count)
+        tensors = try SafeTensors(data: bytes)
+    }
+
+    /// A network from `header` (its length prefixed, as the format has it) and `body`.
+    static func network(header: [String: Any], body: Data) throws -> AlertNetwork {
+        let json = try JSONSerialization.data(withJSONObject: header)
+        let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
+        return try AlertNetwork(SafeTensors(data: size + json + body))
+    }
+}
+
 @Suite struct AlertDetectorTests {
     func fixture() throws -> ParityFixture {
         let url = try #require(Bundle.module.url(forResource: "detector_parity", withExtension: "json", subdirectory: "Fixtures"))
@@ -311,12 +336,8 @@ struct ParityFixture: Decodable {
     /// and the window the network was trained on, come with the model; a model without them
     /// gets the tracker's defaults (and a 1 s window), and nonsensical ones are refused.
     @Test func theModelCarriesItsSmoothingMinimumAndWindow() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
-        let bytes = try Data(contentsOf: url)
-        let length = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-        var header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
-        let shipped = header["__metadata__"] as? [String: String] ?? [:]
+        let file = try ShippedDetectorFile()
+        let shipped = file.header["__metadata__"] as? [String: String] ?? [:]
         func model(smoothing: String?, minimum: String? = nil, window: String? = shipped["window"],
                    sure: String? = nil, sustained: String? = nil, sustainedDecisions: String? = nil,
                    classSmoothing: String? = nil) throws -> AlertNetwork {
@@ -328,10 +349,9 @@ struct ParityFixture: Decodable {
             metadata["sure"] = sure
             metadata["sustained"] = sustained
             metadata["sustained_decisions"] = sustainedDecisions
+            var header = file.header
             header["__metadata__"] = metadata
-            let json = try JSONSerialization.data(withJSONObject: header)
-            let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
-            return try AlertNetwork(SafeTensors(data: size + json + bytes.subdata(in: (8 + length)..<bytes.count)))
+            return try ShippedDetectorFile.network(header: header, body: file.body)
         }
         #expect(try model(smoothing: "2").defaultSettings.smoothing == 2)
         #expect(try model(smoothing: nil).defaultSettings.smoothing == AlertEventTracker.Settings().smoothing)
@@ -390,18 +410,13 @@ struct ParityFixture: Decodable {
     /// classify alike; other names after the classes, or a head without the row its classes
     /// promise, are refused.
     @Test func aMusicOutputIsHeardAsBackground() throws {
-        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .appendingPathComponent("../../Sources/EarshotAlerts/Resources/AlertDetector.safetensors")
-        let bytes = try Data(contentsOf: url)
-        let shipped = try SafeTensors(data: bytes)
-        let length = bytes.prefix(8).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-        let header = try #require(try JSONSerialization.jsonObject(with: bytes.subdata(in: 8..<(8 + length))) as? [String: Any])
-        let weight = try #require(shipped.tensors["head.weight"]), bias = try #require(shipped.tensors["head.bias"])
+        let file = try ShippedDetectorFile()
+        let weight = try #require(file.tensors.tensors["head.weight"]), bias = try #require(file.tensors.tensors["head.bias"])
         let width = weight.shape[1]
         // The new head goes after the shipped tensors' bytes; the old one is left unread.
         let outputs = AlertNetwork.classes.count
         func model(classes: String, split: Bool = true) throws -> AlertNetwork {
-            var header = header, body = bytes.subdata(in: (8 + length)..<bytes.count)
+            var header = file.header, body = file.body
             var rows = Array(weight.values.prefix(outputs * width)), biases = Array(bias.values.prefix(outputs))
             if split {
                 rows += weight.values.prefix(width)
@@ -415,9 +430,7 @@ struct ParityFixture: Decodable {
             var metadata = try #require(header["__metadata__"] as? [String: String])
             metadata["classes"] = classes
             header["__metadata__"] = metadata
-            let json = try JSONSerialization.data(withJSONObject: header)
-            let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
-            return try AlertNetwork(SafeTensors(data: size + json + body))
+            return try ShippedDetectorFile.network(header: header, body: body)
         }
         let classes = AlertNetwork.classes.joined(separator: ",")
         let music = try model(classes: classes + ",music")
