@@ -61,8 +61,8 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
               codec=0.0, music=None, real_music=0.0, packaged=None, package_share=0.0):
     n = int(CLIP_SECONDS * ra.RATE)
     if real_music > 0 and rng.random() < real_music:  # (drawn only when asked: earlier sets stay as they were)
-        bed, kind = ra.background(rng, bank, n, music_bank=music, scenes=scenes, kind=rng.choice(["music", "tv"]))
-        kind = "real " + kind
+        bed, kind = ra.background(rng, bank, n, music_bank=music, scenes=scenes, kind=rng.choice(list(ra.MUSIC_KINDS)))
+        kind = ra.REAL + kind
     else:
         bed, kind = ra.background(rng, bank, n, scenes=scenes)  # every music-like bed a new piece
     if rng.random() < street / 2:  # traffic, with a siren or without one, so it tells nothing

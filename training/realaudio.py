@@ -25,6 +25,8 @@ import soxr
 
 RATE = 16_000
 ALERTS = ["siren", "smoke_alarm", "car_horn", "doorbell"]
+MUSIC_KINDS = ("music", "tv")  # the kinds of `background` with music in them
+REAL = "real "  # before a kind whose music is a real soundtrack (make_realset.py)
 DEV_SHARE = 3  # of 10
 
 
@@ -343,7 +345,7 @@ def background(rng, bank, n, music_bank=None, scenes=None, kind=None):
         bed += speech_track(rng, bank, n)
     if kind == "babble":
         bed += speech_track(rng, bank, n, talkers=int(rng.integers(3, 7)))
-    if kind in ("music", "tv"):
+    if kind in MUSIC_KINDS:
         # A new piece each time unless a bank of pieces is given.
         if music_bank:
             piece = segment(rng, music_bank[int(rng.integers(len(music_bank)))], n)

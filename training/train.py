@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from safetensors.torch import save_file
 
 import features as feat
+import realaudio as ra
 
 IGNORE = -100
 RECENT = 25  # frames: a window is labelled by what sounds in its newest 0.5 s
@@ -37,7 +38,7 @@ ALERT_CLASSES = feat.CLASSES[1:]
 # in it (soundtracks alone or under speech, music-like beds), which it learns apart from the rest
 # of the background. Everything downstream, Swift's detector too, hears the two as background.
 MUSIC = "music"
-MUSIC_KINDS = ("real music", "real tv", "music", "tv")  # make_realset.py's kinds with music in them
+MUSIC_KINDS = ra.MUSIC_KINDS + tuple(ra.REAL + k for k in ra.MUSIC_KINDS)  # as make_realset.py names them
 
 
 class AlertNet(nn.Module):
@@ -55,6 +56,10 @@ class AlertNet(nn.Module):
                 x = F.max_pool2d(x, 2)
         return self.head(torch.cat([x.amax(dim=(2, 3)), x.mean(dim=(2, 3))], dim=1))
 
+    @property
+    def outputs(self):
+        return self.head.out_features
+
 
 class Folded(nn.Module):
     """The exported network: batch norm folded into each convolution, as Swift runs it."""
@@ -70,6 +75,10 @@ class Folded(nn.Module):
                 x = F.max_pool2d(x, 2)
         x = torch.cat([x.amax(dim=(2, 3)), x.mean(dim=(2, 3))], dim=1)
         return F.linear(x, self.t["head.weight"], self.t["head.bias"])
+
+    @property
+    def outputs(self):
+        return len(self.t["head.bias"])
 
 
 def fold(model, temperature=1.0):
@@ -197,7 +206,7 @@ def logits_of(model, frames, clip, end, batch=2048):
     with torch.inference_mode():
         for i in range(0, len(clip), batch):
             out.append(model(inputs(frames, clip[i:i + batch], end[i:i + batch])).numpy())
-    return np.concatenate(out) if out else np.zeros((0, len(feat.CLASSES)), np.float32)
+    return np.concatenate(out) if out else np.zeros((0, model.outputs), np.float32)
 
 
 def probabilities(model, frames, clip, end, temperature=1.0):

@@ -356,14 +356,14 @@ def real_music_sets(folder, data, minutes):
     os.makedirs(os.path.join(folder, "quiet"), exist_ok=True)
     for i in range(int(np.ceil(minutes))):
         quiet.append(os.path.join(folder, "quiet", f"music{i:03d}"))
-        quiet_item(quiet[-1], [2035, i], bank, 60, music, ("music", "tv")[i % 2])
+        quiet_item(quiet[-1], [2035, i], bank, 60, music, ra.MUSIC_KINDS[i % 2])
     os.makedirs(os.path.join(folder, "alerts"), exist_ok=True)
     recordings = [(ra.trim(ra.load(p)), "siren", name) for p, (name, _, _) in zip(paths, package_recordings.RECORDINGS)]
     recordings += [(clip, klass, "real clip") for klass in ("siren", "smoke_alarm") for clip in bank.alerts[klass]]
     for r, (recording, klass, source) in enumerate(recordings):
         for i, snr in enumerate((-5, 0, 5, 10) * 2):
             alerts.append(os.path.join(folder, "alerts", f"{klass}{r}_{i}_{snr:+d}dB"))
-            alert_mixture(alerts[-1], [2036, r, i], bank, recording, klass, snr, 5, source, music, ("music", "tv")[i % 2])
+            alert_mixture(alerts[-1], [2036, r, i], bank, recording, klass, snr, 5, source, music, ra.MUSIC_KINDS[i % 2])
     return quiet, alerts
 
 
