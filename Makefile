@@ -154,9 +154,9 @@ eval-capture: release venv
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
 # PyTorch on the CPU in three stages, each later one from the one before's weights with hard
 # negatives mined from the start, a fourth with street sirens added, a sixth that trains the
-# fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in the
-# README), a seventh that trains the sixth on with faint street sirens added and an eighth that
-# trains the seventh on with clips heard through lossy codecs added, and a ninth that trains the
+# fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in
+# docs/alert-detector-history.md), a seventh that trains the sixth on with faint street sirens
+# added and an eighth that trains the seventh on with clips heard through lossy codecs added, and a ninth that trains the
 # eighth on with faint alerts, half of them through lossy codecs, added, and an eleventh that
 # trains the ninth on with real music (Debian's free game soundtracks, fetched, never installed)
 # added, alone, under speech and under sirens and smoke alarms, and a twelfth that trains the
