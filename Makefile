@@ -153,20 +153,20 @@ eval-capture: release venv
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with
 # PyTorch on the CPU in three stages, each later one from the one before's weights with hard
-# negatives mined from the start, a fourth with street sirens added, a sixth that trains the
-# fourth on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in
+# negatives mined from the start, a fourth with street sirens added, a sixth that trains the fourth
+# on to hear 1.5 s instead of 1 s (the fifth, a wider network shipped before it, is in
 # docs/alert-detector-history.md), a seventh that trains the sixth on with faint street sirens
-# added and an eighth that trains the seventh on with clips heard through lossy codecs added, and a ninth that trains the
-# eighth on with faint alerts, half of them through lossy codecs, added, and an eleventh that
-# trains the ninth on with real music (Debian's free game soundtracks, fetched, never installed)
-# added, alone, under speech and under sirens and smoke alarms, and a twelfth that trains the
-# eleventh on with more soundtracks and real sirens, car horns and doorbells from Debian's
-# packages added, and a thirteenth that trains the twelfth on with alert-free soundtracks added
-# and music learned as an output of its own (`--music-class`, heard as background); each report
-# carries the stages before it; temperature-calibrated, operating point chosen on the development
-# clips (with real development music) and 15 h of alert-free development audio (2.9 h of it real
-# music), then chosen again with four more development soundtracks counted (19.5 h, 7.1 h of it
-# music); weights to Sources/EarshotAlerts/Resources, parity fixture to the tests.
+# added and an eighth that trains the seventh on with clips heard through lossy codecs added, and a
+# ninth that trains the eighth on with faint alerts, half of them through lossy codecs, added, and
+# an eleventh that trains the ninth on with real music (Debian's free game soundtracks, fetched,
+# never installed) added, alone, under speech and under sirens and smoke alarms, and a twelfth that
+# trains the eleventh on with more soundtracks and real sirens, car horns and doorbells from
+# Debian's packages added, and a thirteenth that trains the twelfth on with alert-free soundtracks
+# added and music learned as an output of its own (`--music-class`, heard as background); each
+# report carries the stages before it; temperature-calibrated, operating point chosen on the
+# development clips (with real development music) and 15 h of alert-free development audio (2.9 h
+# of it real music), then chosen again with four more development soundtracks counted (19.5 h,
+# 7.1 h of it music); weights to Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
 	$(VENV)/bin/pip install -q -r requirements-train.txt
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 6000

@@ -1,8 +1,8 @@
 """Exported weights judged on the development clips, each folder on its own, at the operating
 point the weights carry (`train.decisions_at_operating_point`, then `train.judge`): recall per
 class, false alarms per hour of the folder's alert-free audio, each kind of background apart
-(music errs where speech and noise do not), and delays. These are the
-development figures docs/alert-detector-history.md gives for each stage; the development split is never trained on.
+(music errs where speech and noise do not), and delays. These are the development figures
+docs/alert-detector-history.md gives for each stage; the development split is never trained on.
 
     .venv/bin/python training/development.py WEIGHTS.safetensors [MORE.safetensors ...]
         [--folders training/data/real-dev,training/data/real-dev-music]
