@@ -1,5 +1,6 @@
 import EarshotCore
 @testable import EarshotAlerts
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -40,11 +41,9 @@ struct ShippedDetectorFile {
         tensors = try SafeTensors(data: bytes)
     }
 
-    /// A network from `header` (its length prefixed, as the format has it) and `body`.
+    /// A network from `header` and `body`.
     static func network(header: [String: Any], body: Data) throws -> AlertNetwork {
-        let json = try JSONSerialization.data(withJSONObject: header)
-        let size = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
-        return try AlertNetwork(SafeTensors(data: size + json + body))
+        try AlertNetwork(safeTensors(header: header, body: body))
     }
 }
 

@@ -1,6 +1,7 @@
 import EarshotCore
 import EarshotDSP
 import EarshotEnhance
+import EarshotTestSupport
 import Foundation
 import Testing
 
@@ -43,10 +44,7 @@ import Testing
                 header[name] = ["dtype": "F32", "shape": shape, "data_offsets": [offset, offset + bytes]]
                 offset += bytes
             }
-            let json = try JSONSerialization.data(withJSONObject: header)
-            var data = Data()
-            withUnsafeBytes(of: UInt64(json.count).littleEndian) { data.append(contentsOf: $0) }
-            return try SafeTensors(data: data + json + Data(count: offset))
+            return try safeTensors(header: header, body: Data(count: offset))
         }
         #expect(throws: EarshotError.self) { try SuppressorNetwork(model([:])) }
         // A first layer but recurrent layers of another width.

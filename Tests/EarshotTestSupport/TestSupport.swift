@@ -78,3 +78,11 @@ public func writeFloatWAV(_ samples: [Float], sampleRate: Int = 16_000, channels
     for s in samples { u32(s.bitPattern) }
     try data.write(to: url)
 }
+
+/// A safetensors model from its JSON header and its tensors' bytes: the header's length first,
+/// as the format has it, so a test can build or rewrite a model file in memory.
+public func safeTensors(header: [String: Any], body: Data) throws -> SafeTensors {
+    let json = try JSONSerialization.data(withJSONObject: header)
+    let length = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
+    return try SafeTensors(data: length + json + body)
+}
