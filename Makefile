@@ -58,7 +58,8 @@ test: deps live-deps
 # kind of server, before and after the server is killed and started again; `earshot soundcheck`
 # records room tone then speech with mains hum from it, and `--all-inputs` ranks its inputs. The dashboard test drives headless Chromium through Playwright
 # (with Debian's Chromium: Playwright downloads no browser) against a hub on the same server.
-LIVE_APT_PACKAGES := pulseaudio pulseaudio-utils libasound2-plugins mosquitto mosquitto-clients chromium avahi-daemon dbus
+# strace lets the hub's tests see an fsync complete before each acknowledgement.
+LIVE_APT_PACKAGES := strace pulseaudio pulseaudio-utils libasound2-plugins mosquitto mosquitto-clients chromium avahi-daemon dbus
 live-deps:
 	@if command -v apt-get >/dev/null 2>&1; then \
 	  missing=""; for p in $(LIVE_APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \

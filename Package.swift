@@ -61,17 +61,29 @@ let package = Package(
         .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP"]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
         .target(name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"]),
-        // The hub: events kept in SQLite, served as JSON, Server-Sent Events and ntfy streams.
+        // What a producer links to reach a hub or a broker: the event vocabulary, the poster
+        // with its spool, the follower, live frames, MQTT for Home Assistant, DNS-SD.
+        .target(
+            name: "EarshotHubClient",
+            dependencies: [
+                "EarshotCore", "CMosquitto", "CDNSSD",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ]),
+        // The hub: events kept in SQLite, served as JSON, Server-Sent Events and ntfy streams,
+        // bridged to MQTT; its pages, script and stylesheet as resources.
         .target(
             name: "EarshotHub",
             dependencies: [
-                "EarshotCore", "EarshotAudiometry", "EarshotCapture", "CMosquitto", "CDNSSD", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Hummingbird", package: "hummingbird"),
+                "EarshotCore", "EarshotHubClient", "EarshotAudiometry", "EarshotCapture", .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
-                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
-            ]),
+            ],
+            resources: [.copy("Resources/web")]),
         .target(
             name: "EarshotAudiometry",
             dependencies: ["EarshotCore", "EarshotDSP", .product(name: "GRDB", package: "GRDB.swift")]),
@@ -79,7 +91,7 @@ let package = Package(
             name: "earshot",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry", "EarshotEnhance",
-                "EarshotSynthesis", "EarshotHearingAid", "EarshotHub", "EarshotSounds", "EarshotCapture",
+                "EarshotSynthesis", "EarshotHearingAid", "EarshotHub", "EarshotHubClient", "EarshotSounds", "EarshotCapture",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
@@ -113,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "EarshotCLITests",
             dependencies: [
-                "EarshotTestSupport", "earshot", "EarshotIO", "EarshotHub", "EarshotSounds", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "EarshotTestSupport", "earshot", "EarshotIO", "EarshotHub", "EarshotHubClient", "EarshotSounds", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ]),

@@ -1,3 +1,4 @@
+import EarshotHubClient
 /// Hands every newly stored event to whoever is streaming: the SSE and ntfy subscribers.
 public actor EventBroadcast {
     private var subscribers: [Int: AsyncStream<StoredEvent>.Continuation] = [:]

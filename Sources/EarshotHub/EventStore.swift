@@ -1,17 +1,18 @@
 import EarshotCore
+import EarshotHubClient
 import Foundation
 import GRDB
 
-/// Events kept in SQLite: write-ahead log, and `synchronous = FULL`, so a commit is on the disk
-/// (the log fsynced) before `append` returns. An acknowledged event survives a killed process
-/// and a power cut alike.
+/// Events kept in the hub's database, whose commits are on the disk before they return: an
+/// event `append` has stored survives a killed process and a power cut alike.
 public final class EventStore: Sendable {
     private let pool: DatabasePool
-    public let path: String
+    public var path: String { database.path }
+    public let database: HubDatabase
 
-    public init(path: String) throws {
-        self.path = path
-        pool = try HubDatabase.open(path: path)
+    public init(database: HubDatabase) {
+        self.database = database
+        pool = database.pool
     }
 
     /// Stores the event durably and returns it with its id; a key seen before returns the event

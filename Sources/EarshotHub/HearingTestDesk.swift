@@ -36,16 +36,17 @@ actor HearingTestDesk {
     }
 
     /// `GET /api/hearing-test`.
-    func status() -> String {
+    func status() -> HearingTestStatus {
         guard let player else {
-            return #"{"available":false,"reason":"this hub plays no tones: start it with --calibration FILE (and --output-device)"}"#
+            return HearingTestStatus(available: false, reason: "this hub plays no tones: start it with --calibration FILE (and --output-device)")
         }
         let calibration = player.calibration
-        return #"{"available":true,"calibration":\#(Self.quoted(calibration.profile.name)),"running":\#(running != nil),"transducer":"\#(calibration.transducer.rawValue)"}"#
+        return HearingTestStatus(available: true, calibration: calibration.profile.name, running: running != nil,
+                                 transducer: calibration.transducer.rawValue)
     }
 
     /// `POST /api/hearing-test`: `{"person":…, "procedure":"quick"|"hughson-westlake", "frequencies":[…]}`.
-    func start(_ body: Data) async throws(HearingTestError) -> String {
+    func start(_ body: Data) async throws(HearingTestError) -> HearingTestStep {
         guard let player else { throw .unavailable("this hub plays no tones: start it with --calibration FILE (and --output-device)") }
         guard running == nil, !presenting else { throw .busy("a hearing test is already running (DELETE /api/hearing-test ends it)") }
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
@@ -54,6 +55,7 @@ actor HearingTestDesk {
         guard let person = (object["person"] as? String)?.trimmingCharacters(in: .whitespaces), (1...100).contains(person.count) else {
             throw .invalid("'person' must be a name of 1–100 characters")
         }
+        guard !person.hasControlCharacters else { throw .invalid("'person' must not hold control characters (U+0000–U+001F, U+007F)") }
         let procedureName = object["procedure"] as? String ?? ProcedureKind.quick.rawValue
         guard let procedure = ProcedureKind(rawValue: procedureName) else {
             throw .invalid("'procedure' must be one of \(ProcedureKind.allCases.map(\.rawValue).joined(separator: ", ")), not '\(procedureName)'")
@@ -77,7 +79,7 @@ actor HearingTestDesk {
     }
 
     /// `POST /api/hearing-test/answer`: `{"response":"left"|"right"|"none", "responseSeconds":…}`.
-    func answer(_ body: Data) async throws(HearingTestError) -> String {
+    func answer(_ body: Data) async throws(HearingTestError) -> HearingTestStep {
         guard let test = running else { throw .invalid("no hearing test is running") }
         guard !presenting else { throw .busy("a tone is still playing") }
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let response = object["response"] as? String else {
@@ -102,14 +104,14 @@ actor HearingTestDesk {
     }
 
     /// `DELETE /api/hearing-test`: ends a running test; nothing is stored.
-    func cancel() -> String {
+    func cancel() -> HearingTestStep {
         running = nil
         if !presenting { player?.close() }
-        return #"{"state":"cancelled"}"#
+        return HearingTestStep(state: .cancelled)
     }
 
     /// Waits a random pause, plays the stimulus, and asks for the answer.
-    private func present(_ stimulus: Stimulus) async throws(HearingTestError) -> String {
+    private func present(_ stimulus: Stimulus) async throws(HearingTestError) -> HearingTestStep {
         guard let player else { throw .unavailable("no player") }
         presenting = true
         defer { presenting = false }
@@ -132,10 +134,10 @@ actor HearingTestDesk {
             player.close()
             throw .invalid("the test was stopped")
         }
-        return #"{"state":"answer","trial":\#(stimulus.id)}"#
+        return HearingTestStep(state: .answer, trial: stimulus.id)
     }
 
-    private func finish(_ test: Running) throws(HearingTestError) -> String {
+    private func finish(_ test: Running) throws(HearingTestError) -> HearingTestStep {
         running = nil
         player?.close()
         let result = test.session.result
@@ -145,16 +147,8 @@ actor HearingTestDesk {
         } catch {
             throw .unavailable("the result could not be stored: \(error)")
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let thresholds = String(decoding: (try? encoder.encode(result.thresholds)) ?? Data("[]".utf8), as: UTF8.self)
-        let reliability = String(decoding: (try? encoder.encode(result.reliability)) ?? Data("{}".utf8), as: UTF8.self)
         let svg = AudiogramChart.svg(thresholds: result.thresholds, title: "\(test.person), \(Self.today())")
-        return #"{"person":\#(Self.quoted(test.person)),"reliability":\#(reliability),"state":"done","svg":\#(Self.quoted(svg)),"testId":\#(id),"thresholds":\#(thresholds)}"#
-    }
-
-    static func quoted(_ text: String) -> String {
-        String(decoding: try! JSONSerialization.data(withJSONObject: text, options: [.fragmentsAllowed, .withoutEscapingSlashes]), as: UTF8.self)
+        return HearingTestStep(state: .done, person: test.person, reliability: result.reliability, svg: svg, testId: id, thresholds: result.thresholds)
     }
 
     static func today() -> String {
@@ -162,6 +156,29 @@ actor HearingTestDesk {
         formatter.dateFormat = "yyyy-MM-dd"
         return formatter.string(from: Date())
     }
+}
+
+/// `GET /api/hearing-test`: whether this hub can give a test, and with what.
+struct HearingTestStatus: Encodable, Sendable {
+    var available: Bool
+    /// Why not, when it cannot.
+    var reason: String?
+    var calibration: String?
+    var running: Bool?
+    var transducer: String?
+}
+
+/// Where a test stands after a request: waiting for the answer to a trial, cancelled, or done
+/// with the audiogram (thresholds, reliability, the chart as SVG) and its id in the results.
+struct HearingTestStep: Encodable, Sendable {
+    enum State: String, Encodable, Sendable { case answer, cancelled, done }
+    var state: State
+    var trial: Int?
+    var person: String?
+    var reliability: Reliability?
+    var svg: String?
+    var testId: Int64?
+    var thresholds: [ThresholdResult]?
 }
 
 /// Why the hearing-test desk refused a request; each maps to an HTTP status.

@@ -3,27 +3,43 @@ import Foundation
 import GRDB
 
 /// The hub's SQLite file (`hub.sqlite`): events, settings and enrolled sounds, each store with
-/// its own tables, one schema. Write-ahead log, and `synchronous = FULL`, so a commit is on
-/// the disk (the log fsynced) before it returns: what was acknowledged survives a killed
-/// process and a power cut alike.
-enum HubDatabase {
-    static func open(path: String) throws -> DatabasePool {
+/// its own tables, one schema, one connection pool shared by the stores. Write-ahead log, and
+/// `synchronous = FULL` on the writer, so a commit is on the disk (the log fsynced) before it
+/// returns: what was acknowledged survives a killed process and a power cut alike.
+public final class HubDatabase: Sendable {
+    public let path: String
+    let pool: DatabasePool
+
+    public init(path: String) throws {
+        self.path = path
         var configuration = Configuration()
         // The hub, `watch` and `sounds` commands share the file: a writer waits its turn.
         configuration.busyMode = .timeout(10)
-        configuration.prepareDatabase { db in
-            try db.execute(sql: "PRAGMA synchronous = FULL")
-        }
         do {
             try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-            let pool = try DatabasePool(path: path, configuration: configuration)
-            try migrator.migrate(pool)
-            return pool
+            pool = try DatabasePool(path: path, configuration: configuration)
+            try Self.migrator.migrate(pool)
+            // GRDB turns every WAL connection to `synchronous = NORMAL` after `prepareDatabase`
+            // has run, and NORMAL syncs the log only at checkpoints. The pool's one writer
+            // connection lives as long as the pool, so FULL set on it here holds for every write.
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch let error as DatabaseError {
             throw EarshotError.invalidArgument("\(path): not a usable hub database (\(error.message ?? "\(error.resultCode)"))")
         } catch {
             throw EarshotError.writeFailed(path: path, reason: error.localizedDescription)
         }
+        let level = try writerSynchronous()
+        guard level == Self.full else {
+            throw EarshotError.internalFailure("\(path): the writer runs with synchronous = \(level), not FULL (\(Self.full)): acknowledged events could be lost in a power cut")
+        }
+    }
+
+    /// SQLite's `PRAGMA synchronous` value for FULL.
+    public static let full = 2
+
+    /// The writer connection's `PRAGMA synchronous`, as SQLite reports it.
+    public func writerSynchronous() throws -> Int {
+        try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") ?? -1 }
     }
 
     private static var migrator: DatabaseMigrator {

@@ -1,3 +1,4 @@
+import EarshotHubClient
 import Foundation
 
 /// Times of day, in the hub's local time, when sounds should not disturb: "22:00"–"07:00" runs
@@ -110,11 +111,27 @@ public struct HubSettings: Equatable, Sendable {
         return settings
     }
 
-    /// As `GET /api/settings` answers: the snooze as ISO 8601 (null when none or over), the
-    /// quiet hours, whether sounds are quiet right now, and the hub's time zone.
-    public func json(now: Date, timeZone: TimeZone = .current) -> String {
-        let snooze = snoozeUntil.flatMap { $0 > now.timeIntervalSince1970 ? StoredEvent.iso8601($0) : nil }
-        let hours = quietHours.map { #"{"end":"\#(QuietHours.text($0.end))","start":"\#(QuietHours.text($0.start))"}"# } ?? "null"
-        return #"{"quietHours":\#(hours),"quietNow":\#(isQuiet(.sound, at: now, in: timeZone)),"snoozeUntil":\#(snooze.map { "\"\($0)\"" } ?? "null"),"timeZone":"\#(timeZone.identifier)"}"#
+    /// As `GET /api/settings` answers.
+    public func reply(now: Date, timeZone: TimeZone = .current) -> Reply {
+        Reply(quietHours: quietHours, quietNow: isQuiet(.sound, at: now, in: timeZone),
+              snoozeUntil: snoozeUntil.flatMap { $0 > now.timeIntervalSince1970 ? StoredEvent.iso8601($0) : nil }, timeZone: timeZone.identifier)
+    }
+
+    /// The settings as the dashboard shows them: the snooze as ISO 8601 (null when none or
+    /// over), the quiet hours (null when none), whether sounds are quiet right now, and the hub's
+    /// time zone. Every key is always there.
+    public struct Reply: Codable, Equatable, Sendable {
+        public var quietHours: QuietHours?
+        public var quietNow: Bool
+        public var snoozeUntil: String?
+        public var timeZone: String
+
+        public func encode(to encoder: any Encoder) throws {
+            var container = encoder.container(keyedBy: CodingKeys.self)
+            try container.encode(quietHours, forKey: .quietHours)
+            try container.encode(quietNow, forKey: .quietNow)
+            try container.encode(snoozeUntil, forKey: .snoozeUntil)
+            try container.encode(timeZone, forKey: .timeZone)
+        }
     }
 }

@@ -1,3 +1,4 @@
+import EarshotHubClient
 import Foundation
 
 /// Passes live frames from the connection that feeds them (a listening Earshot) to every other
@@ -10,6 +11,7 @@ actor LiveRelay {
 
     private var viewers: [UUID: AsyncStream<[UInt8]>.Continuation] = [:]
     private var lastSourceFrame: ContinuousClock.Instant?
+    private var latest: LiveFrame?
     private var idleSequence: UInt32 = 0
 
     /// A viewer's frames; a slow viewer loses old frames, never holds memory.
@@ -23,10 +25,17 @@ actor LiveRelay {
         viewers.removeValue(forKey: id)?.finish()
     }
 
-    /// A frame from a source, already checked, to everyone but its sender.
-    func publish(_ frame: [UInt8], from sender: UUID) {
+    /// A frame from a source, already read, to everyone but its sender.
+    func publish(_ frame: LiveFrame, bytes: [UInt8], from sender: UUID) {
         lastSourceFrame = .now
-        for (id, viewer) in viewers where id != sender { viewer.yield(frame) }
+        latest = frame
+        for (id, viewer) in viewers where id != sender { viewer.yield(bytes) }
+    }
+
+    /// The latest frame of a source that is still feeding the hub; nil while none is.
+    func current() -> LiveFrame? {
+        guard let last = lastSourceFrame, ContinuousClock.now - last < Self.sourceTimeout else { return nil }
+        return latest
     }
 
     /// Idle frames while no source is live; runs until cancelled.

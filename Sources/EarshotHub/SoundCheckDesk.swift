@@ -1,5 +1,6 @@
 import EarshotCapture
 import EarshotCore
+import EarshotHubClient
 import Foundation
 
 /// `POST /api/soundcheck?rate=R&roomTone=S`: a take recorded (or opened) in the browser, checked as
@@ -11,7 +12,7 @@ enum SoundCheckDesk {
     static let longestSeconds = 60.0
     static let rates = 8_000.0...96_000.0
 
-    struct Reply: Encodable {
+    struct Reply: Encodable, Sendable {
         var report: SoundCheckReport
         /// Waveform with level zones, spectrogram and findings, as `--png` draws them.
         var chartSVG: String
@@ -33,8 +34,8 @@ enum SoundCheckDesk {
         return (value, seconds)
     }
 
-    /// The check of one take, as JSON.
-    static func check(_ body: [UInt8], rate: Double, roomToneSeconds: Double) throws(HubRequestError) -> String {
+    /// The check of one take.
+    static func check(_ body: [UInt8], rate: Double, roomToneSeconds: Double) throws(HubRequestError) -> Reply {
         guard body.count % MemoryLayout<Float>.size == 0 else {
             throw HubRequestError("the body must be 32-bit float samples (its length, \(body.count) bytes, is not a multiple of 4)")
         }
@@ -46,10 +47,7 @@ enum SoundCheckDesk {
         }
         do {
             let check = try SoundCheck(samples, sampleRate: rate, roomToneSeconds: roomToneSeconds)
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
-            let reply = Reply(report: check.report, chartSVG: SoundCheckChart.svg(check, title: "Sound check: this browser's microphone"))
-            return String(decoding: try encoder.encode(reply), as: UTF8.self)
+            return Reply(report: check.report, chartSVG: SoundCheckChart.svg(check, title: "Sound check: this browser's microphone"))
         } catch let error as EarshotError {
             throw HubRequestError(error.description)
         } catch {

@@ -1,4 +1,5 @@
 import EarshotCore
+import EarshotHubClient
 import Foundation
 import GRDB
 
@@ -36,8 +37,13 @@ public final class SoundStore: Sendable {
     public static let sampleRate = 16_000.0
     private let pool: DatabasePool
 
-    public init(path: String) throws {
-        pool = try HubDatabase.open(path: path)
+    public init(database: HubDatabase) {
+        pool = database.pool
+    }
+
+    /// The sounds in the hub's database at `path`, for a command that has no hub at hand.
+    public convenience init(path: String) throws {
+        self.init(database: try HubDatabase(path: path))
     }
 
     /// `earshot sounds` names: what a person would call a sound, safe in MQTT topics and URLs.
@@ -77,6 +83,11 @@ public final class SoundStore: Sendable {
             try db.execute(sql: "DELETE FROM sound WHERE name = ?", arguments: [name])
             return db.changesCount > 0
         }
+    }
+
+    /// The enrolled sounds' names, in order.
+    public func names() throws -> [String] {
+        try pool.read { db in try String.fetchAll(db, sql: "SELECT name FROM sound ORDER BY name") }
     }
 
     public func summaries() throws -> [Summary] {

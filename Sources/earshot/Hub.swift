@@ -3,6 +3,7 @@ import EarshotAlerts
 import EarshotAudiometry
 import EarshotCore
 import EarshotHub
+import EarshotHubClient
 import Foundation
 
 /// `earshot serve`: the hub other devices follow.
@@ -14,7 +15,8 @@ struct Serve: AsyncParsableCommand {
             are acknowledged, and streamed as Server-Sent Events (/api/events/stream), as ntfy \
             topics (/TOPIC/json, /TOPIC/sse: the ntfy phone app can subscribe) and to the \
             dashboard at /. The first run creates a token and prints it. Binds to loopback unless \
-            --host says otherwise.
+            --host says otherwise. With --mqtt the hub is one Home Assistant device that publishes \
+            every event it stores, whichever producer sent it.
             """)
 
     @Option(help: "Address to bind (0.0.0.0 for the whole network).")
@@ -33,6 +35,8 @@ struct Serve: AsyncParsableCommand {
     var calibration: String?
 
     @OptionGroup var outputDevice: OutputDeviceOption
+
+    @OptionGroup var mqtt: MQTTOptions
 
     @Flag(inversion: .prefixedNo, help: "Announce the hub on the local network by DNS-SD (_earshot._tcp, through Avahi) when it binds beyond loopback.")
     var announce = true
@@ -54,10 +58,19 @@ struct Serve: AsyncParsableCommand {
         if try hub.tokens.all().isEmpty {
             print("token: \(try hub.tokens.create())")
         }
+        let homeAssistant: HubHomeAssistant? = if let url = mqtt.mqtt {
+            try await HubHomeAssistant.start(hub: hub, url: url, node: mqtt.node ?? ProcessInfo.processInfo.hostName,
+                                             alertLabels: AlertClass.allCases.map(\.rawValue), version: Earshot.version)
+        } else {
+            nil
+        }
+        defer { homeAssistant?.close() }
+        let broker = mqtt.mqtt ?? ""
         let host = self.host, announces = announce && !Self.isLoopback(host)
         let announcement = Locked<HubAnnouncement?>(nil)
         try await hub.run(ready: { port in
             print("Earshot hub on http://\(host):\(port)/ (data in \(hub.configuration.directory))")
+            if let bridge = homeAssistant?.bridge { print("Home Assistant: device earshot_\(bridge.node) through \(broker)") }
             if let player { print("hearing test: tones on \(player.device.name), calibration '\(player.calibration.profile.name)'") }
             if announces {
                 do {

@@ -1,5 +1,6 @@
 import EarshotDSP
 import EarshotHub
+import EarshotHubClient
 import EarshotIO
 
 /// What the microphone hears, to the hub's live view: a tap in the audio path, read and

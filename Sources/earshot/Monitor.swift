@@ -1,6 +1,7 @@
 import ArgumentParser
 import EarshotCore
 import EarshotHub
+import EarshotHubClient
 import Foundation
 
 /// `earshot monitor URL --token T`: another computer's window on the hub.

@@ -2,6 +2,7 @@ import ArgumentParser
 import EarshotAlerts
 import EarshotCore
 import EarshotHub
+import EarshotHubClient
 import EarshotIO
 import EarshotSounds
 import Foundation

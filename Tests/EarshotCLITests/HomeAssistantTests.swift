@@ -1,4 +1,5 @@
 import EarshotHub
+import EarshotHubClient
 import EarshotTestSupport
 import Foundation
 import Testing
@@ -6,21 +7,34 @@ import Testing
 /// A real mosquitto broker on loopback, and a subscriber that records everything it sees.
 final class Broker: @unchecked Sendable {
     let port: Int
-    private let process = Process()
+    private var process = Process()
     private let directory: URL
+    private let configuration: URL
 
     init(directory: URL) throws {
-        let executable = try #require(installedExecutable("mosquitto"), "mosquitto is not installed: make test installs it")
         self.directory = directory
         port = try freePort()
-        let configuration = directory.appendingPathComponent("mosquitto.conf")
+        configuration = directory.appendingPathComponent("mosquitto.conf")
         try "listener \(port) 127.0.0.1\nallow_anonymous true\npersistence false\n".write(to: configuration, atomically: true, encoding: .utf8)
+        try start()
+    }
+
+    private func start() throws {
+        let executable = try #require(installedExecutable("mosquitto"), "mosquitto is not installed: make test installs it")
+        process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = ["-c", configuration.path]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         for _ in 0..<100 where !canConnect(port) { usleep(50_000) }
+    }
+
+    /// Killed and started again on the same port, remembering nothing (no persistence).
+    func restart() throws {
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try start()
     }
 
     // SIGKILL: the test runner's threads block SIGTERM, and children inherit the mask.

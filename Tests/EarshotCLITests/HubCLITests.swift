@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import EarshotHub
+import EarshotHubClient
 import EarshotTestSupport
 import Foundation
 import NIOCore
@@ -145,6 +146,10 @@ final class RunningHub: @unchecked Sendable {
                 (#"{"kind":"alert","label":"doorbell","time":1,"confidence":1.5}"#, "'confidence'"),
                 (#"{"kind":"alert","label":"doorbell","time":1,"confidence":"high"}"#, "'confidence'"),
                 (#"{"kind":"alert","label":"doorbell","time":1,"source":3}"#, "'source' must be a string"),
+                // Control characters: an escaped NUL, an escape code, a DEL.
+                (#"{"kind":"alert","label":"door\u0000bell","time":1}"#, "'label' must not hold control characters"),
+                (#"{"kind":"alert","label":"doorbell","time":1,"source":"hall\u001b[31m"}"#, "'source' must not hold control characters"),
+                (#"{"kind":"alert","label":"doorbell","time":1,"key":"k\u007f"}"#, "'key' must not hold control characters"),
                 (#"{"kind":"alert","label":""# + String(repeating: "a", count: 20_000) + #"","time":1}"#, "larger than 16384"),
             ]
             for (body, message) in refused {

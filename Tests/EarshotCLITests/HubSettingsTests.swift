@@ -1,4 +1,5 @@
 import EarshotHub
+import EarshotHubClient
 import EarshotTestSupport
 import Foundation
 import Testing

@@ -1,5 +1,6 @@
 import EarshotCore
 import EarshotHub
+import EarshotHubClient
 import EarshotTestSupport
 import Foundation
 import Testing

@@ -78,6 +78,28 @@ def count_frames(page, seconds=2):
     })""", seconds * 1000)
 
 
+def sign_in(context, url, token):
+    """Every page asks for the token when it has none, refuses a wrong one, and keeps a good one."""
+    page = context.new_page()
+    for path in ("/", "/hearing-test", "/soundcheck"):
+        page.goto(url + path)
+        page.wait_for_selector("#login", state="visible", timeout=5000)
+        check(page.is_visible("#login"), f"{path} asks for a token")
+    page.goto(url + "/")
+    page.wait_for_selector("#login", state="visible", timeout=5000)
+    page.fill("#token", "not-the-token")
+    page.click("#login button")
+    page.wait_for_function("document.getElementById('status').textContent === 'token refused'", timeout=5000)
+    check(page.is_visible("#login"), "a wrong token brings the form back")
+    page.fill("#token", token)
+    page.click("#login button")
+    page.wait_for_function("document.getElementById('status').textContent === 'listening'", timeout=5000)
+    check(not page.is_visible("#login"), "the right token connects and the form goes")
+    page.goto(url + "/soundcheck")
+    check(not page.is_visible("#login"), "the token is kept for the other pages")
+    page.close()
+
+
 def idle_view(page):
     print("idle live view")
     page.wait_for_function("typeof socket !== 'undefined' && socket && socket.readyState === 1", timeout=10000)
@@ -344,6 +366,7 @@ def main():
         browser = playwright.chromium.launch(executable_path=a.chromium, args=[
             "--no-sandbox", "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
             f"--use-file-for-fake-audio-capture={work}/microphone.wav"])
+        sign_in(browser.new_context(), url, token)
         page = browser.new_context(viewport={"width": 1100, "height": 1200}).new_page()
         page.goto(f"{url}/#token={token}")
         idle_view(page)

@@ -49,6 +49,7 @@ public struct EventSubmission: Equatable, Sendable {
             }
             guard let text = value as? String else { throw .init("'\(name)' must be a string") }
             guard !text.isEmpty, text.count <= maximumLength else { throw .init("'\(name)' must be 1–\(maximumLength) characters") }
+            guard !text.hasControlCharacters else { throw .init("'\(name)' must not hold control characters (U+0000–U+001F, U+007F)") }
             return text
         }
         func number(_ value: Any) -> Double? {
@@ -91,12 +92,20 @@ public struct EventSubmission: Equatable, Sendable {
         return try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])
     }
 
-    static func parseISO8601(_ text: String) -> Date? {
+    package static func parseISO8601(_ text: String) -> Date? {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         if let date = formatter.date(from: text) { return date }
         formatter.formatOptions = [.withInternetDateTime]
         return formatter.date(from: text)
+    }
+}
+
+extension String {
+    /// Whether the text holds a C0 control character or DEL: no text the hub stores may, since
+    /// a NUL or an escape code would reach every log, terminal and notification that shows it.
+    package var hasControlCharacters: Bool {
+        unicodeScalars.contains { $0.value < 0x20 || $0.value == 0x7F }
     }
 }
 

@@ -5,11 +5,14 @@ import Foundation
 /// a sound binary sensor, a level sensor, a listening switch and a snooze button.
 public final class HomeAssistantBridge: @unchecked Sendable {
     public let node: String
-    public let eventLabels: [String]
+    private let version: String
     private let mqtt: MQTTClient
     private let lock = NSLock()
+    private var labels: [String]
     private var listening = true
     private var snoozedUntil = Date.distantPast
+    private var soundOn: Bool?
+    private let snoozed: (@Sendable () -> Void)?
     public static let snoozeSeconds = 15.0 * 60
 
     var base: String { "earshot/\(node)" }
@@ -19,37 +22,65 @@ public final class HomeAssistantBridge: @unchecked Sendable {
     /// - Parameters:
     ///   - node: this device's name in topics and ids (letters, digits and _ are kept).
     ///   - eventLabels: one event entity each (alert classes, enrolled sounds).
-    public init(url: String, node: String, eventLabels: [String], version: String) throws {
+    ///   - snoozed: what the snooze button does; by default the bridge itself keeps quiet for
+    ///     `snoozeSeconds`.
+    public init(url: String, node: String, eventLabels: [String], version: String, snoozed: (@Sendable () -> Void)? = nil) throws {
         self.node = Self.sanitize(node)
-        self.eventLabels = eventLabels
+        self.version = version
+        labels = eventLabels
+        self.snoozed = snoozed
         let base = "earshot/\(self.node)"
         mqtt = try MQTTClient(url: url, clientID: "earshot-\(self.node)-\(getpid())",
                               will: .init(topic: "\(base)/availability", payload: "offline"))
-        let discovery = Self.discovery(node: self.node, labels: eventLabels, version: version)
+        // Every (re)connection, and Home Assistant coming back, announces the device again: a
+        // broker that restarted without persistence has forgotten the retained messages.
         try mqtt.start(
             onConnect: { [unowned self] in
                 for topic in ["homeassistant/status", "\(base)/listening/set", "\(base)/snooze"] { mqtt.subscribe(topic) }
-                announce(discovery)
+                announce()
             },
             onMessage: { [unowned self] topic, payload in
                 switch topic {
-                case "homeassistant/status" where payload == "online": announce(discovery)
+                case "homeassistant/status" where payload == "online": announce()
                 case "\(base)/listening/set": setListening(payload.uppercased() == "ON")
-                case "\(base)/snooze": lock.withLock { snoozedUntil = Date().addingTimeInterval(Self.snoozeSeconds) }
+                case "\(base)/snooze": snooze()
                 default: break
                 }
             })
     }
+
+    /// The event entities, one per label.
+    public var eventLabels: [String] { lock.withLock { labels } }
 
     /// Whether events should reach people now: listening, and not snoozed.
     public var isAnnouncing: Bool {
         lock.withLock { listening && Date() >= snoozedUntil }
     }
 
-    private func announce(_ discovery: String) {
+    /// Announces the device again when its event entities change (a sound enrolled or removed).
+    public func update(eventLabels: [String]) {
+        let changed = lock.withLock {
+            defer { labels = eventLabels }
+            return labels != eventLabels
+        }
+        if changed { announce() }
+    }
+
+    private func announce() {
+        let (labels, listening, sound): ([String], Bool, Bool?) = lock.withLock { (self.labels, self.listening, soundOn) }
+        let discovery = Self.discovery(node: node, labels: labels, version: version)
         mqtt.publish(discoveryTopic, discovery, retain: true)
         mqtt.publish(availabilityTopic, "online", retain: true)
-        mqtt.publish("\(base)/listening", lock.withLock { listening } ? "ON" : "OFF", retain: true)
+        mqtt.publish("\(base)/listening", listening ? "ON" : "OFF", retain: true)
+        if let sound { mqtt.publish("\(base)/sound", sound ? "ON" : "OFF", retain: true) }
+    }
+
+    private func snooze() {
+        if let snoozed {
+            snoozed()
+        } else {
+            lock.withLock { snoozedUntil = Date().addingTimeInterval(Self.snoozeSeconds) }
+        }
     }
 
     private func setListening(_ on: Bool) {
@@ -58,9 +89,10 @@ public final class HomeAssistantBridge: @unchecked Sendable {
     }
 
     /// An event: the JSON record at `earshot/NODE/event`, and the matching event entity's trigger.
-    public func publishEvent(kind: String, label: String, time: Date, confidence: Double?) {
+    public func publishEvent(kind: String, label: String, time: Date, confidence: Double?, source: String? = nil) {
         guard isAnnouncing else { return }
         var record: [String: Any] = ["kind": kind, "label": label, "time": ISO8601DateFormatter().string(from: time)]
+        if let source { record["source"] = source }
         var trigger: [String: Any] = ["event_type": "detected"]
         if let confidence {
             record["confidence"] = (confidence * 100).rounded() / 100
@@ -70,8 +102,14 @@ public final class HomeAssistantBridge: @unchecked Sendable {
         mqtt.publish("\(base)/event/\(Self.sanitize(label))", Self.json(trigger))
     }
 
+    /// What the sound sensor said last (off until it has said anything).
+    public var isSoundOn: Bool { lock.withLock { soundOn ?? false } }
+
     /// The sound binary sensor: on while something (an alert) is heard.
-    public func publishSound(_ on: Bool) { mqtt.publish("\(base)/sound", on ? "ON" : "OFF", retain: true) }
+    public func publishSound(_ on: Bool) {
+        lock.withLock { soundOn = on }
+        mqtt.publish("\(base)/sound", on ? "ON" : "OFF", retain: true)
+    }
 
     /// The level sensor, dBFS.
     public func publishLevel(_ dbfs: Double) { mqtt.publish("\(base)/level", String(format: "%.1f", dbfs), qos: 0) }
