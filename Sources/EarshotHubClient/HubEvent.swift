@@ -31,6 +31,9 @@ public struct EventSubmission: Equatable, Sendable {
         self.key = key
     }
 
+    /// The fields a body may have.
+    static let fields = ["kind", "label", "time", "confidence", "source", "key"]
+
     /// The largest request body accepted.
     public static let maximumBodyBytes = 16 * 1024
 
@@ -41,6 +44,10 @@ public struct EventSubmission: Equatable, Sendable {
             throw .init("the body is not valid JSON")
         }
         guard let object = parsed as? [String: Any] else { throw .init("the body must be a JSON object") }
+        // A misspelt field ("confidance") is a mistake to report, not a field to drop.
+        if let unknown = object.keys.sorted().first(where: { !Self.fields.contains($0) }) {
+            throw .init("unknown field '\(unknown)': an event has \(Self.fields.joined(separator: ", "))")
+        }
 
         func string(_ name: String, required: Bool, maximumLength: Int) throws(HubRequestError) -> String? {
             guard let value = object[name], !(value is NSNull) else {
@@ -50,6 +57,7 @@ public struct EventSubmission: Equatable, Sendable {
             guard let text = value as? String else { throw .init("'\(name)' must be a string") }
             guard !text.isEmpty, text.count <= maximumLength else { throw .init("'\(name)' must be 1–\(maximumLength) characters") }
             guard !text.hasControlCharacters else { throw .init("'\(name)' must not hold control characters (U+0000–U+001F, U+007F)") }
+            guard text.contains(where: { !$0.isWhitespace }) else { throw .init("'\(name)' must not be blank") }
             return text
         }
         func number(_ value: Any) -> Double? {

@@ -150,6 +150,8 @@ final class RunningHub: @unchecked Sendable {
                 (#"{"kind":"alert","label":"door\u0000bell","time":1}"#, "'label' must not hold control characters"),
                 (#"{"kind":"alert","label":"doorbell","time":1,"source":"hall\u001b[31m"}"#, "'source' must not hold control characters"),
                 (#"{"kind":"alert","label":"doorbell","time":1,"key":"k\u007f"}"#, "'key' must not hold control characters"),
+                (#"{"kind":"alert","label":"   ","time":1}"#, "'label' must not be blank"),
+                (#"{"kind":"alert","label":"doorbell","time":1,"confidance":0.9}"#, "unknown field 'confidance'"),
                 (#"{"kind":"alert","label":""# + String(repeating: "a", count: 20_000) + #"","time":1}"#, "larger than 16384"),
             ]
             for (body, message) in refused {
