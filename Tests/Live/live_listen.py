@@ -1,20 +1,27 @@
 #!/usr/bin/env python3
 """`earshot listen` live through a real sound server, measured from outside.
 
-PulseAudio runs in user mode with a private runtime directory. A stereo null sink, `probe`,
-carries two mono sinks remapped onto its channels: `room` (left), whose monitor is Earshot's
-microphone, and `headphones` (right), where Earshot plays. A 100 ms tone burst goes into the
-room every second; `probe.monitor` records both at once, on one clock, so the delay of every
-burst is measured to the sample. Both cores are loaded for a while in the middle of the run.
+PulseAudio runs in user mode with a private runtime directory, in one of two set-ups:
 
-Checks: every burst outside the loaded window (and a short recovery after it) arrives; the
-median added delay is at most --max-median-ms; the delay over the last 20 s is within
---max-drift-ms of the first 20 s. Prints one line per 10 s and a summary; exit 1 on failure.
+- one device (`--devices one`): a stereo null sink, `probe`, carries two mono sinks remapped
+  onto its channels: `room` (left), whose monitor is Earshot's microphone, and `headphones`
+  (right), where Earshot plays. `probe.monitor` records both at once, on one clock, so the
+  delay of every burst is measured to the sample.
+- two devices (`--devices two`): `room` and `headphones` are null sinks of their own, each with
+  its own timing, as a microphone and headphones that are different devices are. Each monitor is
+  recorded by its own `parec`; before Earshot starts, clicks played into both at once (through a
+  combine sink, then unloaded) measure the offset between the two recordings.
+
+A 100 ms tone burst goes into the room every second. Both cores are loaded for a while in the
+middle of the run. Checks: every burst outside the loaded window (and a short recovery after it)
+arrives; the median added delay is at most --max-median-ms; the delay over the last 20 s is
+within --max-drift-ms of the first 20 s. Prints the delay of every burst and a summary; exit 1 on
+failure.
 """
 import argparse, json, os, signal, subprocess, sys, time
 import numpy as np
 
-from sound_server import RATE, SoundServer
+from sound_server import PROBE_MODULES, RATE, SoundServer, sh
 
 
 def bursts(seconds, period=1.0, length=0.1, frequency=1000.0, level_dbfs=-20.0, first=0.5):
@@ -50,8 +57,40 @@ def onsets(x, threshold):
     return np.array(kept, int)
 
 
-def measure(recording, burst_peak):
-    room, heard = envelope(recording[:, 0]), envelope(recording[:, 1])
+# Two devices: the microphone's room and the headphones are null sinks of their own; `both`
+# plays into the two at once, for the clicks that line their recordings up.
+TWO_DEVICE_MODULES = [
+    f"module-null-sink sink_name=room channels=1 rate={RATE}",
+    f"module-null-sink sink_name=headphones channels=1 rate={RATE}",
+    "module-combine-sink sink_name=both slaves=room,headphones channels=1",
+]
+
+
+def record(env, device, path):
+    return subprocess.Popen(["parec", f"--device={device}", "--raw", "--format=float32le", f"--rate={RATE}", "--channels=1",
+                             "--latency-msec=20"], env=env, stdout=open(path, "wb"))
+
+
+def play(env, device, path):
+    return subprocess.Popen(["pacat", "--playback", f"--device={device}", "--raw", "--format=float32le", f"--rate={RATE}",
+                             "--channels=1", "--latency-msec=20", path], env=env)
+
+
+def recording_offset(room, heard, clicks):
+    """Samples by which the headphones' recording starts earlier than the room's, from `clicks`
+    played into both at once; None unless every click was found in both."""
+    threshold = 0.5 * 10 ** (-20 / 20)
+    a, b = onsets(envelope(room), threshold), onsets(envelope(heard), threshold)
+    if len(a) < clicks or len(b) < clicks:
+        return None
+    differences = b[:clicks] - a[:clicks]
+    if differences.max() - differences.min() > 0.002 * RATE:
+        return None
+    return int(np.median(differences))
+
+
+def measure(room, heard, burst_peak):
+    room, heard = envelope(room), envelope(heard)
     sent = onsets(room, 0.5 * burst_peak)
     results = []
     for s in sent:
@@ -69,38 +108,58 @@ def measure(recording, burst_peak):
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--earshot", required=True)
+    p.add_argument("--devices", choices=["one", "two"], default="one",
+                   help="one sink for both directions, or the room and the headphones as separate devices")
     p.add_argument("--seconds", type=float, default=120)
     p.add_argument("--load", default="50:70", help="START:END seconds with every core busy ('' for none)")
     p.add_argument("--recovery", type=float, default=5, help="seconds after the load in which bursts may be missing")
     p.add_argument("--max-median-ms", type=float, default=30)
     p.add_argument("--max-drift-ms", type=float, default=5)
     p.add_argument("--listen-args", default="", help="extra arguments for earshot listen")
+    p.add_argument("--passthrough", action="store_true",
+                   help="measure a plain parec | pacat pass-through instead of Earshot (the harness's own floor)")
     p.add_argument("--json", help="write the per-burst delays here")
     a = p.parse_args()
 
-    server = SoundServer()
+    two = a.devices == "two"
+    server = SoundServer(TWO_DEVICE_MODULES if two else PROBE_MODULES)
     procs = []
     try:
         server.start()
         stim = bursts(a.seconds)
         stim_path = f"{server.dir}/bursts.f32"
         stim.tofile(stim_path)
-        rec_path = f"{server.dir}/probe.f32"
+        if two:
+            recorders = [record(server.env, "room.monitor", f"{server.dir}/room.f32"),
+                         record(server.env, "headphones.monitor", f"{server.dir}/headphones.f32")]
+            time.sleep(0.5)
+            clicks = 3
+            bursts(0.5 * clicks + 0.5, period=0.5, length=0.02, first=0.25).tofile(f"{server.dir}/clicks.f32")
+            play(server.env, "both", f"{server.dir}/clicks.f32").wait()
+            time.sleep(0.3)
+            module = sh(server.env, "pactl", "list", "short", "modules")
+            for line in module.splitlines():
+                if "module-combine-sink" in line:
+                    sh(server.env, "pactl", "unload-module", line.split()[0])
+        else:
+            recorders = [subprocess.Popen(["parec", "--device=probe.monitor", "--raw", "--format=float32le", f"--rate={RATE}",
+                                           "--channels=2", "--latency-msec=20"], env=server.env,
+                                          stdout=open(f"{server.dir}/probe.f32", "wb"))]
+        procs.extend(recorders)
         listen_env = dict(server.env, PULSE_SOURCE="room.monitor", PULSE_SINK="headphones")
         listen_log = open(f"{server.dir}/listen.log", "w")
-        listen = subprocess.Popen([a.earshot, "listen", "--verbose", *a.listen_args.split()], env=listen_env,
-                                  stdout=listen_log, stderr=subprocess.STDOUT)
+        if a.passthrough:
+            command = ["sh", "-c", f"parec --device=room.monitor --raw --format=float32le --rate={RATE} --channels=1 --latency-msec=10 | "
+                                   f"pacat --playback --device=headphones --raw --format=float32le --rate={RATE} --channels=1 --latency-msec=10"]
+        else:
+            command = [a.earshot, "listen", "--verbose", *a.listen_args.split()]
+        listen = subprocess.Popen(command, env=listen_env, stdout=listen_log, stderr=subprocess.STDOUT, start_new_session=True)
         procs.append(listen)
         time.sleep(2.0)  # let it open its devices and settle
         if listen.poll() is not None:
             sys.exit("live test: earshot listen exited early:\n" + open(f"{server.dir}/listen.log").read())
-        recorder = subprocess.Popen(["parec", "--device=probe.monitor", "--raw", "--format=float32le", f"--rate={RATE}",
-                                     "--channels=2", "--latency-msec=20"], env=server.env,
-                                    stdout=open(rec_path, "wb"))
-        procs.append(recorder)
         time.sleep(0.3)
-        player = subprocess.Popen(["pacat", "--playback", "--device=room", "--raw", "--format=float32le", f"--rate={RATE}",
-                                   "--channels=1", "--latency-msec=20", stim_path], env=server.env)
+        player = play(server.env, "room", stim_path)
         procs.append(player)
         started = time.monotonic()
         load_window = [float(v) for v in a.load.split(":")] if a.load else None
@@ -113,18 +172,34 @@ def main():
                 procs.extend(loaders)
             time.sleep(0.05)
         time.sleep(1.0)
-        recorder.terminate(); recorder.wait()
-        listen.send_signal(signal.SIGINT)
+        for recorder in recorders:
+            recorder.terminate()
+            recorder.wait()
+        os.killpg(listen.pid, signal.SIGINT)
         try:
             listen.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            listen.kill()
+            os.killpg(listen.pid, signal.SIGKILL)
         listen_log.close()
         log = open(f"{server.dir}/listen.log").read()
 
-        recording = np.fromfile(rec_path, np.float32)
-        recording = recording[: len(recording) // 2 * 2].reshape(-1, 2)
-        results = measure(recording, 10 ** (-20 / 20))
+        if two:
+            room = np.fromfile(f"{server.dir}/room.f32", np.float32)
+            heard = np.fromfile(f"{server.dir}/headphones.f32", np.float32)
+            offset = recording_offset(room[: int(2.5 * RATE)], heard[: int(2.5 * RATE)], clicks)
+            if offset is None:
+                sys.exit("live test: the clicks played into both devices were not found in both recordings")
+            print(f"the headphones' recording starts {offset / RATE * 1000:.1f} ms before the room's")
+            # Line the headphones up with the room, and leave the clicks out.
+            heard = heard[offset:] if offset >= 0 else np.concatenate([np.zeros(-offset, np.float32), heard])
+            n = min(len(room), len(heard))
+            room, heard = room[:n].copy(), heard[:n].copy()
+            room[: int(2.5 * RATE)] = 0
+        else:
+            recording = np.fromfile(f"{server.dir}/probe.f32", np.float32)
+            recording = recording[: len(recording) // 2 * 2].reshape(-1, 2)
+            room, heard = recording[:, 0], recording[:, 1]
+        results = measure(room, heard, 10 ** (-20 / 20))
         # Burst times on the stimulus' own clock: the first detected burst went out at 0.5 s.
         base = results[0][0] - 0.5 if results else 0
         lo, hi = (load_window[0], load_window[1] + a.recovery) if load_window else (1e9, 1e9)
@@ -134,13 +209,13 @@ def main():
         values = np.array([d for _, d in delays])
         first = np.array([d for t, d in delays if t < 20.5])
         last = np.array([d for t, d in delays if t >= a.seconds - 20.5])
+        print(f"{a.devices} device(s){' (pass-through)' if a.passthrough else ''}: the delay of every burst, ms ('-' lost)")
         for start in range(0, int(a.seconds), 10):
             chunk = [d for t, d in delays if start <= t < start + 10]
-            gone = sum(1 for t, d in results if d is None and start <= t - base < start + 10)
-            print(f"  {start:4d}–{start + 10:<4d} s: delay {np.median(chunk) if chunk else float('nan'):6.1f} ms median, "
-                  f"{min(chunk) if chunk else float('nan'):6.1f}…{max(chunk) if chunk else float('nan'):6.1f}; missing {gone}")
+            row = " ".join("    -" if d is None else f"{d:5.1f}" for t, d in ((t - base, d) for t, d in results) if start <= t < start + 10)
+            print(f"  {start:4d}–{start + 10:<4d} s: {row}   median {np.median(chunk) if chunk else float('nan'):5.1f}")
         summary = {
-            "bursts": len(results), "missing_outside_load": missing, "missing_in_load": missing_loaded,
+            "devices": a.devices, "bursts": len(results), "missing_outside_load": missing, "missing_in_load": missing_loaded,
             "median_ms": float(np.median(values)) if len(values) else None,
             "first20_ms": float(np.median(first)) if len(first) else None,
             "last20_ms": float(np.median(last)) if len(last) else None,
