@@ -6,7 +6,11 @@ import Foundation
 /// Listens for sirens, smoke alarms, car horns and doorbells as audio passes through, unchanged.
 ///
 /// Every 100 ms the network classifies the last second of features; the tracker turns its
-/// decisions into events, which the owner collects after each block (`takeChanges`). At 48 kHz
+/// decisions into events, which the owner collects after each block (`takeChanges`). A
+/// classification is worked through a step at a time, one step every `stepSamples` samples of
+/// input (at 16 kHz), so that no block carries all of it: a 64-frame block at 48 kHz does one
+/// step, and a decision lands `decisionDelaySeconds` after the frame it is about. Where steps
+/// fall depends only on the samples heard, never on how they were cut into blocks. At 48 kHz
 /// the input is low-passed and decimated to the detector's 16 kHz first. Channels are mixed
 /// to mono, or one is chosen. `latencySamples` is 0: the audio is not delayed; detection has its own delay
 /// (the tracker's minimum duration and smoothing), which events report in their start time.
@@ -16,8 +20,16 @@ public final class AlertDetector: AudioProcessor {
     private var tracker: AlertEventTracker
     private var decimator: Decimator?
     private var mono: [Float] = []
-    private var input: [Float] = []
+    private let inference: AlertInference
     private var probabilities = [Float](repeating: 0, count: AlertNetwork.classes.count)
+    /// Samples heard (at 16 kHz), and where the running classification's next step is due.
+    private var heard = 0
+    private var nextStepAt = 0
+    /// When the frame the running classification is about ended, seconds.
+    private var decisionTime = 0.0
+    /// Input samples (at 16 kHz) between two steps of a classification: one 64-frame block at
+    /// 48 kHz is 21⅓.
+    public static let stepSamples = 21
     /// Events that began or ended, from the audio thread to the owner: a single-producer,
     /// single-consumer queue, so `takeChanges` may run on another thread than `process`.
     private let changes: UnsafeMutablePointer<AlertEventTracker.Change>
@@ -34,6 +46,7 @@ public final class AlertDetector: AudioProcessor {
         self.channel = channel
         features = AlertFeatures(windowFrames: network.windowFrames)
         tracker = AlertEventTracker(settings: settings ?? network.defaultSettings)
+        inference = AlertInference(network: network)
         changes = .allocate(capacity: Self.changeCapacity)
         changes.initialize(repeating: .ended(AlertEvent(alertClass: .siren, start: 0, end: 0, confidence: 0)), count: Self.changeCapacity)
     }
@@ -57,23 +70,28 @@ public final class AlertDetector: AudioProcessor {
             throw EarshotError.invalidArgument("the alert detector runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
         }
         mono = [Float](repeating: 0, count: spec.maximumBlockFrames)
-        input = [Float](repeating: 0, count: features.inputCount)
         reset()
     }
+
+    /// How long after the frame it is about a decision lands: its steps, `stepSamples` apart.
+    public var decisionDelaySeconds: Double { Double(inference.stepCount * Self.stepSamples) / AlertFeatures.sampleRate }
 
     public func reset() {
         features.reset()
         tracker.reset()
+        heard = 0
+        nextStepAt = 0
+        while inference.isRunning { inference.step() }
         decimator?.reset()
         changesRead.store(changesWritten.load(ordering: .acquiring), ordering: .releasing)
     }
 
     public func process(_ block: inout AudioBlock) {
         let frames = block.frameCount
-        let heard = channel.map { min($0, block.channelCount - 1)...min($0, block.channelCount - 1) } ?? 0...(block.channelCount - 1)
-        let scale = 1 / Float(heard.count)
+        let listened = channel.map { min($0, block.channelCount - 1)...min($0, block.channelCount - 1) } ?? 0...(block.channelCount - 1)
+        let scale = 1 / Float(listened.count)
         for i in 0..<frames { mono[i] = 0 }
-        for c in heard {
+        for c in listened {
             let samples = block.channel(c)
             for i in 0..<frames { mono[i] += samples[i] * scale }
         }
@@ -81,22 +99,40 @@ public final class AlertDetector: AudioProcessor {
         if decimator != nil {
             count = mono.withUnsafeMutableBufferPointer { decimator!.process($0.baseAddress!, count: frames) }
         }
-        mono.withUnsafeBufferPointer { samples in
-            features.push(UnsafeBufferPointer(rebasing: samples[0..<count])) { features in
-                guard features.frameCount % 5 == 0 else { return }
-                decide(features)
+        // A hop at a time, so that steps due before a frame are done before it is recorded.
+        var start = 0
+        while start < count {
+            let end = min(count, start + AlertFeatures.hop - heard % AlertFeatures.hop)
+            heard += end - start  // a frame completes only at the end of this piece
+            mono.withUnsafeBufferPointer { samples in
+                features.push(UnsafeBufferPointer(rebasing: samples[start..<end])) { features in
+                    guard features.frameCount % 5 == 0 else { return }
+                    begin(features)
+                }
             }
+            while inference.isRunning, nextStepAt <= heard { advance() }
+            start = end
         }
     }
 
-    private func decide(_ features: AlertFeatures) {
-        input.withUnsafeMutableBufferPointer { features.window(into: $0.baseAddress!) }
-        input.withUnsafeBufferPointer { x in
-            probabilities.withUnsafeMutableBufferPointer { network.classify(x.baseAddress!, probabilities: $0.baseAddress!) }
-        }
-        let now = Double(features.frameCount * AlertFeatures.hop) / AlertFeatures.sampleRate
+    /// A decision about the frame just completed: its classification starts now and advances
+    /// as input arrives. One still running is finished first (with steps every `stepSamples`
+    /// it ends well within the 100 ms between decisions).
+    private func begin(_ features: AlertFeatures) {
+        while inference.isRunning { advance() }
+        features.window(into: inference.input)
+        inference.start()
+        decisionTime = Double(features.frameCount * AlertFeatures.hop) / AlertFeatures.sampleRate
+        nextStepAt = heard + Self.stepSamples
+    }
+
+    /// One step of the running classification; the decision once it is done.
+    private func advance() {
+        nextStepAt += Self.stepSamples
+        guard inference.step() else { return }
+        probabilities.withUnsafeMutableBufferPointer { inference.probabilities(into: $0.baseAddress!) }
         probabilities.withUnsafeBufferPointer { p in
-            tracker.update(probabilities: p.baseAddress!, time: now) { record($0) }
+            tracker.update(probabilities: p.baseAddress!, time: decisionTime) { record($0) }
         }
     }
 

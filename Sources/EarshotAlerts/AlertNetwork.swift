@@ -18,17 +18,16 @@ public final class AlertNetwork {
     static let convolutionCount = 4
     static let pooledLayers = 3
 
-    private struct Layer {
+    struct Layer {
         var inputChannels: Int, outputChannels: Int, height: Int, width: Int
         var weights: [Float]  // outputChannels × (inputChannels · 9), row-major
         var bias: [Float]
     }
 
-    private let layers: [Layer]
-    private let headWeights: [Float]  // outputs × (2 · last channels)
-    private let headBias: [Float]
-    private let outputs: Int  // the classes, and the kinds of background after them
-    private let logits: UnsafeMutablePointer<Float>  // each output's logit, then its softmax share
+    let layers: [Layer]
+    let headWeights: [Float]  // outputs × (2 · last channels)
+    let headBias: [Float]
+    let outputs: Int  // the classes, and the kinds of background after them
     /// The on-threshold per class the network was tuned for (metadata `thresholds`,
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
@@ -41,10 +40,10 @@ public final class AlertNetwork {
     public let defaultSettings: AlertEventTracker.Settings
     /// Frames of features one input holds (metadata `window`; 50, one second, where absent).
     public let windowFrames: Int
-    private let columns: UnsafeMutablePointer<Float>
-    private let activations: UnsafeMutablePointer<Float>
-    private let pooled: UnsafeMutablePointer<Float>
-    private let pooledFeatures: UnsafeMutablePointer<Float>
+    /// The most any layer needs for its im2col matrix and for its activations.
+    let largestColumns: Int, largestActivations: Int
+    /// What `classify` works with; a detector has an inference of its own.
+    private var inference: AlertInference!
 
     /// The network shipped with Earshot.
     public static func bundled() throws -> AlertNetwork {
@@ -78,7 +77,7 @@ public final class AlertNetwork {
         windowFrames = window
         var layers: [Layer] = []
         var height = window, width = AlertFeatures.melCount
-        var largestColumns = 0, largestActivations = 0
+        var mostColumns = 0, mostActivations = 0
         var cin = 2  // log-mel and tonality
         for i in 0..<Self.convolutionCount {
             guard let shape = model.tensors["conv\(i).weight"]?.shape, shape.count == 4, (1...1024).contains(shape[0]) else {
@@ -90,8 +89,8 @@ public final class AlertNetwork {
                 inputChannels: cin, outputChannels: cout, height: height, width: width,
                 weights: try model.tensor("conv\(i).weight", shape: [cout, cin, 3, 3]),
                 bias: try model.tensor("conv\(i).bias", shape: [cout])))
-            largestColumns = max(largestColumns, cin * 9 * height * width)
-            largestActivations = max(largestActivations, cout * height * width)
+            mostColumns = max(mostColumns, cin * 9 * height * width)
+            mostActivations = max(mostActivations, cout * height * width)
             if i < Self.pooledLayers { height /= 2; width /= 2 }
         }
         let last = cin
@@ -131,13 +130,11 @@ public final class AlertNetwork {
             settings.sustainedThresholds[AlertClass.allCases.firstIndex(of: alertClass)!] = threshold
         }
         defaultSettings = settings
-        columns = .allocate(capacity: largestColumns)
-        activations = .allocate(capacity: largestActivations)
-        pooled = .allocate(capacity: largestActivations)
-        pooledFeatures = .allocate(capacity: 2 * last)
-        logits = .allocate(capacity: outputs)
+        largestColumns = mostColumns
+        largestActivations = mostActivations
         // One thread: the detector runs beside the audio, not across every core.
         openblas_set_num_threads(1)
+        inference = AlertInference(network: self)
     }
 
     /// Parses `siren=0.9,smoke_alarm=0.8`: each class at most once, each value in (0, 1).
@@ -175,107 +172,15 @@ public final class AlertNetwork {
         return out
     }
 
-    deinit {
-        columns.deallocate()
-        activations.deallocate()
-        pooled.deallocate()
-        pooledFeatures.deallocate()
-        logits.deallocate()
-    }
-
     /// Class probabilities for one input of 2 × `windowFrames` × `AlertFeatures.melCount` values
-    /// ([channel][frame][band]) into `probabilities` (`classes.count` values).
+    /// ([channel][frame][band]) into `probabilities` (`classes.count` values), all at once.
     public func classify(_ input: UnsafePointer<Float>, probabilities: UnsafeMutablePointer<Float>) {
-        var source = UnsafeMutablePointer(mutating: input)
-        for (index, layer) in layers.enumerated() {
-            convolve(layer, input: source)
-            if index < Self.pooledLayers {
-                pool(activations, channels: layer.outputChannels, height: layer.height, width: layer.width, into: pooled)
-                source = pooled
-            } else {
-                source = activations
-            }
-        }
-        // Global max and mean over the last feature maps.
-        let last = layers.last!
-        let area = last.height * last.width
-        for c in 0..<last.outputChannels {
-            var largest = -Float.infinity, sum: Float = 0
-            for i in 0..<area {
-                let v = source[c * area + i]
-                largest = max(largest, v)
-                sum += v
-            }
-            pooledFeatures[c] = largest
-            pooledFeatures[last.outputChannels + c] = sum / Float(area)
-        }
-        let width = 2 * last.outputChannels
-        var largest = -Float.infinity
-        for k in 0..<outputs {
-            var logit = headBias[k]
-            for i in 0..<width { logit += headWeights[k * width + i] * pooledFeatures[i] }
-            logits[k] = logit
-            largest = max(largest, logit)
-        }
-        var total: Float = 0
-        for k in 0..<outputs {
-            logits[k] = expf(logits[k] - largest)
-            total += logits[k]
-        }
-        for k in 0..<Self.classes.count { probabilities[k] = logits[k] / total }
-        for k in Self.classes.count..<outputs { probabilities[0] += logits[k] / total }  // background of a kind
+        inference.input.update(from: input, count: inputCount)
+        inference.start()
+        inference.finish()
+        inference.probabilities(into: probabilities)
     }
 
-    /// 3×3 convolution with zero padding, bias and ReLU, into `activations`.
-    private func convolve(_ layer: Layer, input: UnsafeMutablePointer<Float>) {
-        let (h, w) = (layer.height, layer.width)
-        let area = h * w
-        // im2col: row (c, dy, dx) holds the input shifted by (dy − 1, dx − 1).
-        for c in 0..<layer.inputChannels {
-            for dy in 0..<3 {
-                for dx in 0..<3 {
-                    let row = columns + ((c * 3 + dy) * 3 + dx) * area
-                    for y in 0..<h {
-                        let sy = y + dy - 1
-                        let out = row + y * w
-                        guard sy >= 0 && sy < h else {
-                            out.update(repeating: 0, count: w)
-                            continue
-                        }
-                        let inRow = input + c * area + sy * w
-                        for x in 0..<w {
-                            let sx = x + dx - 1
-                            out[x] = sx >= 0 && sx < w ? inRow[sx] : 0
-                        }
-                    }
-                }
-            }
-        }
-        layer.weights.withUnsafeBufferPointer { weights in
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
-                        Int32(layer.outputChannels), Int32(area), Int32(layer.inputChannels * 9),
-                        1, weights.baseAddress, Int32(layer.inputChannels * 9), columns, Int32(area),
-                        0, activations, Int32(area))
-        }
-        for c in 0..<layer.outputChannels {
-            let bias = layer.bias[c]
-            let map = activations + c * area
-            for i in 0..<area { map[i] = max(0, map[i] + bias) }
-        }
-    }
-
-    /// 2×2 max pooling, odd edges dropped (as PyTorch's max_pool2d).
-    private func pool(_ input: UnsafeMutablePointer<Float>, channels: Int, height: Int, width: Int, into output: UnsafeMutablePointer<Float>) {
-        let (oh, ow) = (height / 2, width / 2)
-        for c in 0..<channels {
-            let source = input + c * height * width, target = output + c * oh * ow
-            for y in 0..<oh {
-                for x in 0..<ow {
-                    let a = source[(2 * y) * width + 2 * x], b = source[(2 * y) * width + 2 * x + 1]
-                    let d = source[(2 * y + 1) * width + 2 * x], e = source[(2 * y + 1) * width + 2 * x + 1]
-                    target[y * ow + x] = max(max(a, b), max(d, e))
-                }
-            }
-        }
-    }
+    /// Values per input: 2 × `windowFrames` × `AlertFeatures.melCount`.
+    public var inputCount: Int { 2 * windowFrames * AlertFeatures.melCount }
 }
