@@ -118,6 +118,31 @@ struct ShippedDetectorFile {
         for block in [1, 63, 320, 1000] { #expect(decisions(block: block) == reference, "block \(block)") }
     }
 
+    /// A classification worked through a step at a time gives what one pass gives, in steps
+    /// small enough for a 64-frame block, and a decision lands before the next one is due.
+    @Test func aClassificationInStepsIsTheSame() throws {
+        let network = try AlertNetwork.bundled()
+        let inference = AlertInference(network: network)
+        var random = SeededRandom(seed: 5)
+        let input = (0..<network.inputCount).map { _ in Float.random(in: -2...2, using: &random) }
+        var whole = [Float](repeating: 0, count: AlertNetwork.classes.count), stepped = whole
+        network.classify(input, probabilities: &whole)
+        inference.input.update(from: input, count: network.inputCount)
+        inference.start()
+        var steps = 0
+        while inference.isRunning {
+            inference.step()
+            steps += 1
+        }
+        inference.probabilities(into: &stepped)
+        #expect(zip(whole, stepped).allSatisfy { abs($0 - $1) <= 1e-6 }, "\(whole) \(stepped)")
+        #expect(steps == inference.stepCount && steps >= 8, "\(steps) steps")
+        // Decisions are 100 ms (1600 samples) apart: each lands before the next begins.
+        let detector = AlertDetector(network: network)
+        #expect(detector.decisionDelaySeconds > 0 && detector.decisionDelaySeconds < 0.05)
+        #expect(inference.stepCount * AlertDetector.stepSamples < 5 * AlertFeatures.hop)
+    }
+
     /// A detector reset after one stream decides on the next exactly as a new detector would.
     @Test func resetStartsAfresh() throws {
         let signal = paritySignal(count: 64_000)
