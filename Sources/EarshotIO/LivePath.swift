@@ -7,9 +7,13 @@ import Foundation
 public enum LiveLatency: String, CaseIterable, Sendable {
     case low, normal
 
-    /// Frames per device callback at `sampleRate` (about 2.7 ms low, 10.7 ms normal at 48 kHz).
+    /// Frames per device callback at `sampleRate` (3 ms low, 10.7 ms normal at 48 kHz). 3 ms,
+    /// not less: PulseAudio's null sinks keep time by adding up each chunk's length in whole
+    /// microseconds, rounded down, so with 2.7 ms callbacks (130 frames, 2708.3 µs) a sink only
+    /// Earshot played into ran 500 ppm fast, and the delay heard there grew by 0.3 ms a second;
+    /// 144 frames are 3000 µs exactly.
     public func callbackFrames(sampleRate: Double) -> Int {
-        let seconds = self == .low ? 0.0027 : 0.0107
+        let seconds = self == .low ? 0.003 : 0.0107
         return max(16, Int((seconds * sampleRate).rounded()))
     }
 
@@ -36,12 +40,20 @@ public struct LatencyBudget: Sendable {
     public var ringSeconds: Double
     /// The chain's own algorithmic delay.
     public var chainSeconds: Double
+    /// How fast each device (or the sound server behind it) runs against this computer's
+    /// clock, in parts per million: frames delivered or asked for since the start, against the
+    /// time the callbacks say it is. No buffer reports this. Where the two differ, the playout
+    /// repeats or drops to follow, and the delay measured in either device's own samples moves.
+    public var inputClockPPM: Double
+    public var outputClockPPM: Double
 
     public var totalSeconds: Double { inputSeconds + outputSeconds + ringSeconds + chainSeconds }
 
     public var description: String {
-        String(format: "%.1f ms (input %.1f + output %.1f + ring %.1f + chain %.1f)",
-               totalSeconds * 1000, inputSeconds * 1000, outputSeconds * 1000, ringSeconds * 1000, chainSeconds * 1000)
+        String(format: "%.1f ms: the devices (or the sound server behind them) %.1f (input %.1f + output %.1f), ring %.1f, chain %.1f; "
+               + "device clocks against this computer's: input %+.0f ppm, output %+.0f ppm",
+               totalSeconds * 1000, (inputSeconds + outputSeconds) * 1000, inputSeconds * 1000, outputSeconds * 1000, ringSeconds * 1000,
+               chainSeconds * 1000, inputClockPPM, outputClockPPM)
     }
 }
 
@@ -53,6 +65,37 @@ public struct LiveCounters: Equatable, Sendable {
     public var overruns: Int
     public var droppedFrames: Int
     public var repeatedFrames: Int
+}
+
+/// A device's clock against the computer's: the frames its callbacks carried before each one,
+/// against the time since the first, as the callbacks were told it. The first `settleSeconds`
+/// are left out (a stream starts with a burst of callbacks to fill its buffer, or a pause);
+/// the callbacks' jitter of a millisecond or so averages out, and the figure is given from 5 s
+/// of counting on. `count` runs on that callback's thread only; `ppm` may be read from any.
+public final class DeviceClock: @unchecked Sendable {
+    public var sampleRate = 48_000.0
+    public static let settleSeconds = 2.0
+    private var frames = 0
+    private var opened = Double.nan
+    private var start = Double.nan
+    private let tenthsOfPPM = ManagedAtomic<Int>(0)
+
+    public init() {}
+
+    /// Called in a callback of `count` frames at stream time `now`.
+    public func count(_ count: Int, at now: Double) {
+        guard now.isFinite, now > 0 else { return }
+        if opened.isNaN { opened = now }
+        guard now - opened >= Self.settleSeconds else { return }
+        if start.isNaN {
+            start = now
+        } else if now - start >= 5 {
+            tenthsOfPPM.store(Int((Double(frames) / ((now - start) * sampleRate) - 1) * 1e7), ordering: .relaxed)
+        }
+        frames += count
+    }
+
+    public var ppm: Double { Double(tenthsOfPPM.load(ordering: .relaxed)) / 10 }
 }
 
 /// Everything a device callback touches; built and prepared before any device starts.
@@ -72,6 +115,9 @@ final class LiveCallbackContext: @unchecked Sendable {
     /// Latest host timings, in microseconds: how old the input was, how far ahead the output is.
     let inputMicroseconds = ManagedAtomic<Int>(0)
     let outputMicroseconds = ManagedAtomic<Int>(0)
+    /// Each device's clock against the computer's, tenths of a ppm (see `LatencyBudget`).
+    let inputClock = DeviceClock()
+    let outputClock = DeviceClock()
 
     /// - Parameter inHandFrames: what the playout keeps in the ring between two streams.
     init(processor: any AudioProcessor, inputChannels: Int, processChannels: Int, outputChannels: Int, maximumBlockFrames: Int, sampleRate: Double,
@@ -81,6 +127,8 @@ final class LiveCallbackContext: @unchecked Sendable {
         self.processChannels = processChannels
         self.outputChannels = outputChannels
         self.maximumBlockFrames = maximumBlockFrames
+        inputClock.sampleRate = sampleRate
+        outputClock.sampleRate = sampleRate
         scratch = AudioBuffer(channelCount: processChannels, capacityFrames: maximumBlockFrames)
         staging = .allocate(capacity: maximumBlockFrames * outputChannels)
         staging.initialize(repeating: 0, count: maximumBlockFrames * outputChannels)
@@ -122,16 +170,19 @@ final class LiveCallbackContext: @unchecked Sendable {
         }
     }
 
-    func noteInput(_ time: PaStreamCallbackTimeInfo, flags: PaStreamCallbackFlags) {
+    func noteInput(_ time: PaStreamCallbackTimeInfo, flags: PaStreamCallbackFlags, frames: Int) {
         if flags & PaStreamCallbackFlags(paInputOverflow) != 0 { overruns.wrappingIncrement(ordering: .relaxed) }
+        inputClock.count(frames, at: time.currentTime)
         let age = time.currentTime - time.inputBufferAdcTime
         if age.isFinite, age >= 0, age < 10 { inputMicroseconds.store(Int(age * 1e6), ordering: .relaxed) }
     }
 
-    func noteOutput(_ time: PaStreamCallbackTimeInfo, flags: PaStreamCallbackFlags) {
+    /// After the output callback has played `frames`.
+    func noteOutput(_ time: PaStreamCallbackTimeInfo, flags: PaStreamCallbackFlags, frames: Int) {
         if flags & PaStreamCallbackFlags(paOutputUnderflow) != 0 { hostUnderflows.wrappingIncrement(ordering: .relaxed) }
         let ahead = time.outputBufferDacTime - time.currentTime
         if ahead.isFinite, ahead >= 0, ahead < 10 { outputMicroseconds.store(Int(ahead * 1e6), ordering: .relaxed) }
+        outputClock.count(frames, at: time.currentTime)
     }
 }
 
@@ -144,8 +195,8 @@ private func duplexCallback(
         if let input { context.process(input.assumingMemoryBound(to: Float.self), frames: Int(frames)) }
         context.playout.play(output.assumingMemoryBound(to: Float.self), frames: Int(frames))
         if let time {
-            context.noteInput(time.pointee, flags: flags)
-            context.noteOutput(time.pointee, flags: flags)
+            context.noteInput(time.pointee, flags: flags, frames: Int(frames))
+            context.noteOutput(time.pointee, flags: flags, frames: Int(frames))
         }
     }
     return Int32(paContinue.rawValue)
@@ -157,7 +208,7 @@ private func inputCallback(
 ) -> Int32 {
     guard let userData, let input else { return Int32(paContinue.rawValue) }
     Unmanaged<LiveCallbackContext>.fromOpaque(userData)._withUnsafeGuaranteedRef { context in
-        if let time { context.noteInput(time.pointee, flags: flags) }
+        if let time { context.noteInput(time.pointee, flags: flags, frames: Int(frames)) }
         context.process(input.assumingMemoryBound(to: Float.self), frames: Int(frames))
     }
     return Int32(paContinue.rawValue)
@@ -170,7 +221,7 @@ private func outputCallback(
     guard let userData, let output else { return Int32(paContinue.rawValue) }
     Unmanaged<LiveCallbackContext>.fromOpaque(userData)._withUnsafeGuaranteedRef { context in
         context.playout.play(output.assumingMemoryBound(to: Float.self), frames: Int(frames))
-        if let time { context.noteOutput(time.pointee, flags: flags) }
+        if let time { context.noteOutput(time.pointee, flags: flags, frames: Int(frames)) }
     }
     return Int32(paContinue.rawValue)
 }
@@ -330,7 +381,8 @@ public final class LiveAudioPath {
             inputSeconds: Double(context.inputMicroseconds.load(ordering: .relaxed)) / 1e6,
             outputSeconds: Double(context.outputMicroseconds.load(ordering: .relaxed)) / 1e6,
             ringSeconds: Double(context.playout.lastFill.load(ordering: .relaxed)) / sampleRate,
-            chainSeconds: Double(chainLatencySamples) / sampleRate)
+            chainSeconds: Double(chainLatencySamples) / sampleRate,
+            inputClockPPM: context.inputClock.ppm, outputClockPPM: context.outputClock.ppm)
     }
 
     public var counters: LiveCounters {
