@@ -31,6 +31,33 @@ public struct HubConfiguration: Sendable {
     }
 
     public static var defaultDirectory: String { DataDirectory.path }
+
+    /// Checks, before anything is created, that the data folder can be one and the address can
+    /// be bound: a port in use or a file where the folder should be is one line, not a token and
+    /// a folder left behind by a hub that never started.
+    public func check() throws {
+        var isFolder: ObjCBool = false
+        if FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), !isFolder.boolValue {
+            throw EarshotError.invalidArgument("--data \(directory) is a file, not a folder")
+        }
+        guard port != 0 else { return }
+        var hints = addrinfo(), found: UnsafeMutablePointer<addrinfo>?
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        hints.ai_flags = AI_PASSIVE
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else {
+            throw EarshotError.invalidArgument("--host \(host) is not an address of this machine")
+        }
+        defer { freeaddrinfo(found) }
+        let socket = Foundation.socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
+        guard socket >= 0 else { return }  // nothing to learn here: the server will say
+        defer { close(socket) }
+        var on: Int32 = 1  // as the server binds: a port in TIME_WAIT is free
+        setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
+        if bind(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) != 0 {
+            let reason = errno == EADDRINUSE ? "is in use (another hub?): choose another with --port" : String(cString: strerror(errno))
+            throw EarshotError.invalidArgument("port \(port) on \(host) \(reason)")
+        }
+    }
 }
 
 /// The hub: stores events durably, serves them as JSON, Server-Sent Events and ntfy streams,

@@ -49,12 +49,14 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
+        var configuration = HubConfiguration(host: host, port: port, directory: data ?? HubConfiguration.defaultDirectory, topic: topic)
+        try configuration.check()
         // The hearing test's tones: checked now, so a wrong profile or device fails at start.
         let player = try calibration.map { path in
             try DeviceTonePlayer(calibration: try Calibration(profile: try CalibrationProfile.load(path: path)), device: outputDevice.outputDevice)
         }
-        let hub = try Hub(configuration: HubConfiguration(host: host, port: port, directory: data ?? HubConfiguration.defaultDirectory, topic: topic,
-                                                          tonePlayer: player))
+        configuration.tonePlayer = player
+        let hub = try Hub(configuration: configuration)
         if try hub.tokens.all().isEmpty {
             print("token: \(try hub.tokens.create())")
         }
@@ -70,6 +72,10 @@ struct Serve: AsyncParsableCommand {
         let announcement = Locked<HubAnnouncement?>(nil)
         try await hub.run(ready: { port in
             print("Earshot hub on http://\(host):\(port)/ (data in \(hub.configuration.directory))")
+            if let token = try? hub.tokens.all().first {
+                let reachable = host == "0.0.0.0" || host == "::" ? ProcessInfo.processInfo.hostName : host
+                print("Dashboard: http://\(reachable):\(port)/#token=\(token)")
+            }
             if let bridge = homeAssistant?.bridge { print("Home Assistant: device earshot_\(bridge.node) through \(broker)") }
             if let player { print("hearing test: tones on \(player.device.name), calibration '\(player.calibration.profile.name)'") }
             if announces {

@@ -324,6 +324,24 @@ final class RunningHub: @unchecked Sendable {
         }
     }
 
+    /// `serve` prints a link that opens the dashboard signed in; a port in use or a file for a
+    /// data folder is one line and exit 2, with nothing created.
+    @Test func serveOpensTheFrontDoorOrSaysWhyNot() async throws {
+        try await withTemporaryDirectoryAsync { dir in
+            let hub = try RunningHub(directory: dir.appendingPathComponent("hub"))
+            #expect(hub.firstOutput.contains("Dashboard: http://127.0.0.1:\(hub.port)/#token=\(hub.token)"), "\(hub.firstOutput)")
+            let second = dir.appendingPathComponent("second")
+            let taken = try earshot("serve", "--port", String(hub.port), "--data", second.path)
+            #expect(taken.status == 2 && taken.stderr.contains("port \(hub.port) on 127.0.0.1 is in use"), "\(taken.stderr)")
+            #expect(taken.stderr.split(separator: "\n").count == 1)
+            #expect(!FileManager.default.fileExists(atPath: second.path), "a folder was made for a hub that never started")
+            let file = dir.appendingPathComponent("a-file")
+            try Data("x".utf8).write(to: file)
+            let notAFolder = try earshot("serve", "--port", "0", "--data", file.path)
+            #expect(notAFolder.status == 2 && notAFolder.stderr.contains("is a file, not a folder"), "\(notAFolder.stderr)")
+        }
+    }
+
     @Test func badHubArgumentsAreOneLine() throws {
         let noToken = try earshot("detect", "x.wav", "--hub", "http://127.0.0.1:1")
         #expect(noToken.status == 2 && noToken.stderr.contains("--hub needs --token"))

@@ -98,6 +98,11 @@ def sign_in(context, url, token):
     page.goto(url + "/soundcheck")
     check(not page.is_visible("#login"), "the token is kept for the other pages")
     page.close()
+    fresh = context.browser.new_context().new_page()
+    fresh.goto(f"{url}/?token={token}")
+    fresh.wait_for_function("document.getElementById('status').textContent === 'listening'", timeout=5000)
+    check("token" not in fresh.url, "a ?token= link signs in too, and the token leaves the address bar")
+    fresh.close()
 
 
 def idle_view(page):

@@ -23,15 +23,15 @@ async function call(method, path, body, contentType = "application/json") {
   return JSON.parse(text);
 }
 
-// The token from a link (#token=…, as `earshot serve` prints it) or the login form under the
-// page's header; `start` runs once there is one.
+// The token from a link (#token=… as `earshot serve` prints it, or ?token=…) or the login form
+// under the page's header; `start` runs once there is one.
 function signIn(start) {
   const form = document.createElement("form");
   form.id = "login";
   form.className = "hidden";
   form.innerHTML = '<label>Token <input id="token" type="password" autocomplete="off" size="36"></label> <button>Connect</button>';
   document.querySelector("header").after(form);
-  const fromLink = new URLSearchParams(location.hash.slice(1)).get("token");
+  const fromLink = new URLSearchParams(location.hash.slice(1)).get("token") || new URLSearchParams(location.search).get("token");
   if (fromLink) { localStorage.setItem("earshot-token", fromLink); history.replaceState(null, "", location.pathname); }
   $("login").addEventListener("submit", (e) => {
     e.preventDefault();
