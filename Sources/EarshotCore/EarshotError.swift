@@ -24,6 +24,15 @@ public enum EarshotError: Error, Equatable, CustomStringConvertible, Sendable {
     /// The largest channel count Earshot accepts.
     public static let maximumChannelCount = 64
 
+    /// A device that is missing or failing (no sound card, unplugged headphones), rather than
+    /// bad input or a broken file.
+    public var isDeviceProblem: Bool {
+        switch self {
+        case .deviceNotFound, .noDevices, .deviceFailure: true
+        default: false
+        }
+    }
+
     public var isBadInput: Bool {
         switch self {
         case .internalFailure, .writeFailed, .serviceUnavailable: false

@@ -29,17 +29,19 @@ actor HearingTestDesk {
         var stimulus: Stimulus
     }
 
-    init(player: (any TonePlayer)?, resultsPath: String, pauseSeconds: ClosedRange<Double> = 1.0...2.5) {
+    /// Why the test cannot be given: no player.
+    private let unavailable: String
+
+    init(player: (any TonePlayer)?, resultsPath: String, unavailable: String? = nil, pauseSeconds: ClosedRange<Double> = 1.0...2.5) {
         self.player = player
         self.resultsPath = resultsPath
+        self.unavailable = unavailable ?? "this hub plays no tones: start it with --calibration FILE (and --output-device)"
         self.pauseSeconds = pauseSeconds
     }
 
     /// `GET /api/hearing-test`.
     func status() -> HearingTestStatus {
-        guard let player else {
-            return HearingTestStatus(available: false, reason: "this hub plays no tones: start it with --calibration FILE (and --output-device)")
-        }
+        guard let player else { return HearingTestStatus(available: false, reason: unavailable) }
         let calibration = player.calibration
         return HearingTestStatus(available: true, calibration: calibration.profile.name, running: running != nil,
                                  transducer: calibration.transducer.rawValue)
@@ -47,7 +49,7 @@ actor HearingTestDesk {
 
     /// `POST /api/hearing-test`: `{"person":…, "procedure":"quick"|"hughson-westlake", "frequencies":[…]}`.
     func start(_ body: Data) async throws(HearingTestError) -> HearingTestStep {
-        guard let player else { throw .unavailable("this hub plays no tones: start it with --calibration FILE (and --output-device)") }
+        guard let player else { throw .unavailable(unavailable) }
         guard running == nil, !presenting else { throw .busy("a hearing test is already running (DELETE /api/hearing-test ends it)") }
         guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] else {
             throw .invalid("the body must be a JSON object with person (and procedure, frequencies)")

@@ -19,6 +19,9 @@ public struct HubConfiguration: Sendable {
     public var heartbeatSeconds: Double
     /// Plays the hearing-test page's tones on this machine; without one the page says why not.
     public var tonePlayer: (any TonePlayer)?
+    /// Why there is no tone player, when one was asked for and could not be had (no output
+    /// device): the hearing-test page says so instead of the hub not starting.
+    public var tonesUnavailable: String?
 
     public init(host: String = "127.0.0.1", port: Int = 8750, directory: String, topic: String = "earshot", heartbeatSeconds: Double = 15,
                 tonePlayer: (any TonePlayer)? = nil) {
@@ -79,7 +82,8 @@ public struct Hub: Sendable {
         store = EventStore(database: database)
         sounds = SoundStore(database: database)
         tokens = TokenStore(directory: configuration.directory)
-        hearingTest = HearingTestDesk(player: configuration.tonePlayer, resultsPath: Self.resultsPath(directory: configuration.directory))
+        hearingTest = HearingTestDesk(player: configuration.tonePlayer, resultsPath: Self.resultsPath(directory: configuration.directory),
+                                      unavailable: configuration.tonesUnavailable)
         pages = try PagesController()
     }
 

@@ -51,9 +51,20 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var configuration = HubConfiguration(host: host, port: port, directory: data ?? HubConfiguration.defaultDirectory, topic: topic)
         try configuration.check()
-        // The hearing test's tones: checked now, so a wrong profile or device fails at start.
-        let player = try calibration.map { path in
-            try DeviceTonePlayer(calibration: try Calibration(profile: try CalibrationProfile.load(path: path)), device: outputDevice.outputDevice)
+        // The hearing test's tones: a wrong profile stops the hub at start; a missing output
+        // device only turns the hearing test off, and its page says why.
+        let player: DeviceTonePlayer?
+        if let path = calibration {
+            let profile = try Calibration(profile: try CalibrationProfile.load(path: path))
+            do {
+                player = try DeviceTonePlayer(calibration: profile, device: outputDevice.outputDevice)
+            } catch let error as EarshotError where error.isDeviceProblem {
+                player = nil
+                configuration.tonesUnavailable = "the hearing test is off: \(error) (connect headphones and start the hub again)"
+                Terminal.note("warning: \(configuration.tonesUnavailable!)")
+            }
+        } else {
+            player = nil
         }
         configuration.tonePlayer = player
         let hub = try Hub(configuration: configuration)

@@ -342,6 +342,24 @@ final class RunningHub: @unchecked Sendable {
         }
     }
 
+    /// A calibration but no output device: the hub starts, and the hearing-test page says why
+    /// it cannot give the test; a broken calibration still stops it.
+    @Test func aHubWithoutAnOutputDeviceStartsWithoutTheHearingTest() async throws {
+        try await withTemporaryDirectoryAsync { dir in
+            let made = try earshot("calibration", "create", "--transducer", "insert", "--name", "lab", "--measured",
+                                   "250=100,500=101,1000=102,2000=103,4000=104", "-o", "lab.json", in: dir)
+            #expect(made.status == 0, "\(made.stderr)")
+            let hub = try RunningHub(directory: dir.appendingPathComponent("hub"),
+                                     arguments: ["--calibration", dir.appendingPathComponent("lab.json").path, "--output-device", "no-such-headphones"])
+            let status = try await hub.request(.GET, "/api/hearing-test", token: hub.token)
+            #expect(status.status == 200 && status.body.contains(#""available":false"#) && status.body.contains("the hearing test is off"), "\(status.body)")
+            let start = try await hub.request(.POST, "/api/hearing-test", token: hub.token, body: #"{"person":"Ada"}"#)
+            #expect(start.status == 503 && start.body.contains("the hearing test is off"), "\(start.body)")
+            let broken = try earshot("serve", "--port", "0", "--data", dir.appendingPathComponent("other").path, "--calibration", "missing.json", in: dir)
+            #expect(broken.status == 2 && broken.stderr.contains("missing.json"), "\(broken.stderr)")
+        }
+    }
+
     @Test func badHubArgumentsAreOneLine() throws {
         let noToken = try earshot("detect", "x.wav", "--hub", "http://127.0.0.1:1")
         #expect(noToken.status == 2 && noToken.stderr.contains("--hub needs --token"))
