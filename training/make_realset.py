@@ -3,10 +3,13 @@
 Each clip is 8 s at 16 kHz: a background drawn from the real recordings of the training split
 (LibriSpeech speakers, background recordings, knocks, cries, appliances; babble, music-like
 beds, rooms, microphone colour, band limits, levels, clipping, with `--codec` a lossy codec,
-with `--real-music` real soundtracks, `--soundtracks` drawing on more of them)
-and, in about half of the clips, one alert at -10...+20 dB (`--snr`): a synthetic one from
-`earshot synth alert`, a real training clip, or with `--package-alerts` a real recording from
-Debian's packages.
+with `--real-music` real soundtracks, `--soundtracks` drawing on more of them, with
+`--tonal-music` tonal_music.py's pieces, with `--urban` UrbanSound8K's street music and urban
+sound) and, in about half of the clips, one alert at -10...+20 dB (`--snr`): a synthetic one from
+`earshot synth alert`, a real training clip, with `--package-alerts` a real recording from
+Debian's packages, or with `--urban` a real street siren or horn from UrbanSound8K.
+`--tonal-music` and `--urban` draw from the split's own seeds and recordings (UrbanSound8K is
+non-commercial: leave `--urban` at 0 for weights free of it).
 Features (features.py) and per-frame targets are stored in shards of npz files; the
 development split is never touched here.
 """
@@ -24,6 +27,7 @@ import features as feat
 import package_alerts
 import package_music
 import realaudio as ra
+import tonal_music
 
 IGNORE = -100
 CLIP_SECONDS = 8.0
@@ -32,9 +36,10 @@ SCENE_SEEDS = {"train": (300_000, "training"), "dev": (310_000, "evaluation")}
 CLIP_SEEDS = {"train": 7_000_000, "dev": 8_000_000}
 
 
-def frame_targets(track, klass, frame_count):
-    """Per frame: the alert's class where it sounds, IGNORE where it is present but quiet (a
-    pause, a tail), 0 where there is none."""
+def frame_targets(track, klass, frame_count, loud_db=-30):
+    """Per frame: the alert's class where it sounds (within `loud_db` of its loudest frame),
+    IGNORE where it is present but quiet (a pause, a tail), 0 where there is none. A street
+    recording carries its own traffic under the siren: there only its loudest frames count."""
     targets = np.zeros(frame_count, np.int64)
     if klass is None or not np.any(track):  # no alert, or a stretch of one that is silent (a CO alarm's pause)
         return targets
@@ -42,7 +47,7 @@ def frame_targets(track, klass, frame_count):
     starts = np.arange(frame_count) * feat.HOP
     energy = squares[np.minimum(starts + feat.FRAME, len(squares) - 1)] - squares[starts]
     present = energy > energy.max() * 1e-5
-    loud = energy >= energy.max() * 1e-3
+    loud = energy >= energy.max() * 10 ** (loud_db / 10)
     targets[present] = IGNORE
     targets[loud] = feat.CLASSES.index(klass)
     return targets
@@ -57,10 +62,36 @@ def sounding_on(rng, alert):
     return alert
 
 
+TONAL_SEEDS = {"train": tonal_music.TRAIN_SEEDS, "dev": tonal_music.DEV_SEEDS}
+
+
+def urban_background(rng, bank, urban, n):
+    """Real street music or urban sound from UrbanSound8K, under speech 40 % of the time,
+    through a room half the time."""
+    music = rng.random() < 0.4
+    bed = urban.bed(rng, n, urban.music if music else urban.noise)
+    kind = "music" if music else "noise"
+    if rng.random() < 0.4:
+        bed = bed * 10 ** (-rng.uniform(-5, 20) / 20) + ra.speech_track(rng, bank, n)
+        kind = "tv" if music else "noisy_speech"
+    if rng.random() < 0.5:
+        bed = ra.through_room(rng, bank, bed)
+    return bed, ra.URBAN + kind
+
+
 def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes=ra.ALERTS, street=0.0, snr=(-10, 20),
-              codec=0.0, music=None, real_music=0.0, packaged=None, package_share=0.0):
+              codec=0.0, music=None, real_music=0.0, packaged=None, package_share=0.0, tonal=0.0, urban=None,
+              urban_share=0.0, split="train"):
     n = int(CLIP_SECONDS * ra.RATE)
-    if real_music > 0 and rng.random() < real_music:  # (drawn only when asked: earlier sets stay as they were)
+    loud_db = -30
+    if tonal > 0 and rng.random() < tonal:  # (drawn only when asked: earlier sets stay as they were)
+        seed = [TONAL_SEEDS[split], int(rng.integers(1 << 31))]  # the split's own pieces
+        bed, kind = ra.background(rng, bank, n, kind=rng.choice(list(ra.MUSIC_KINDS)),
+                                  piece=lambda _, seconds: tonal_music.piece(np.random.default_rng(seed), seconds))
+        kind = ra.TONAL + kind
+    elif urban_share > 0 and rng.random() < urban_share:
+        bed, kind = urban_background(rng, bank, urban, n)
+    elif real_music > 0 and rng.random() < real_music:  # (drawn only when asked: earlier sets stay as they were)
         bed, kind = ra.background(rng, bank, n, music_bank=music, scenes=scenes, kind=rng.choice(list(ra.MUSIC_KINDS)))
         kind = ra.REAL + kind
     else:
@@ -76,6 +107,9 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
             alert = sounding_on(rng, packaged[klass][int(rng.integers(len(packaged[klass])))])
             s = int(rng.integers(0, max(1, len(alert) - int(1.5 * ra.RATE))))
             alert = alert[s:s + int(rng.uniform(1.5, 7) * ra.RATE)]
+        elif urban_share > 0 and klass in urban.alerts and rng.random() < urban_share:
+            alert = urban.alert(rng, klass)
+            loud_db = -12
         elif klass == "siren" and rng.random() < street:
             alert = ra.street_siren(rng, rng.uniform(1.5, 7))
         elif real and rng.random() < 0.2:
@@ -94,32 +128,34 @@ def make_clip(rng, bank, alerts, scenes, alert_share=0.5, augment=False, classes
     if codec > 0 and rng.random() < codec:  # (drawn only when asked: earlier sets stay as they were)
         mix = ra.lossy(rng, mix)
     f = feat.frame_features(mix)
-    return f.astype(np.float16), frame_targets(track, klass, len(f)), kind
+    return f.astype(np.float16), frame_targets(track, klass, len(f), loud_db), kind
 
 
 SOURCES = {}
 
 
-def load_sources(data, synth_folder, split, real_music, soundtracks, package_share):
+def load_sources(data, synth_folder, split, real_music, soundtracks, package_share, urban_share):
     """Once per process: the split's recordings, alerts and scene beds."""
     SOURCES["bank"] = ra.Bank(data, split)
     SOURCES["alerts"] = ra.synthetic_alerts(None, synth_folder, split, PER_CLASS, jobs=1)
     SOURCES["scenes"] = load_scenes(synth_folder)
     SOURCES["music"] = package_music.bank(soundtracks) if real_music > 0 else None
     SOURCES["packaged"] = package_alerts.bank() if package_share > 0 else None
+    SOURCES["urban"] = ra.UrbanBank(data, split) if urban_share > 0 else None
 
 
 def worker(args):
-    index, count, seed, out, alert_share, augment, classes, street, snr, codec, real_music, package_share = args
+    (index, count, seed, out, alert_share, augment, classes, street, snr, codec, real_music, package_share, tonal,
+     urban_share, split) = args
     path = os.path.join(out, f"shard{index:03d}.npz")
     if os.path.exists(path):
         return path
     rng = np.random.default_rng(seed)
-    bank, alerts, scenes, music, packaged = (SOURCES[k] for k in ("bank", "alerts", "scenes", "music", "packaged"))
+    bank, alerts, scenes, music, packaged, urban = (SOURCES[k] for k in ("bank", "alerts", "scenes", "music", "packaged", "urban"))
     frames, targets, kinds = [], [], []
     for _ in range(count):
         f, t, k = make_clip(rng, bank, alerts, scenes, alert_share, augment, classes, street, snr, codec, music, real_music,
-                            packaged, package_share)
+                            packaged, package_share, tonal, urban, urban_share, split)
         frames.append(f)
         targets.append(t)
         kinds.append(k)
@@ -157,6 +193,11 @@ def main():
     parser.add_argument("--package-alerts", type=float, default=0.0,
                         help="training only: share of sirens, car horns and doorbells drawn from real recordings in "
                              "Debian's packages (package_alerts.py)")
+    parser.add_argument("--tonal-music", type=float, default=0.0,
+                        help="share of clips whose background is tonal music (tonal_music.py, the split's seeds), alone or under speech")
+    parser.add_argument("--urban", type=float, default=0.0,
+                        help="share of clips whose background is UrbanSound8K's street music or urban sound, and of sirens and "
+                             "car horns that are its street recordings (the split's recordings; non-commercial data)")
     parser.add_argument("--synth", default=None, help="synthetic alerts and beds (default: OUT/synth)")
     args = parser.parse_args()
     classes = args.classes.split(",")
@@ -172,6 +213,12 @@ def main():
         parser.error(f"--package-alerts {args.package_alerts}: give a share from 0 to 1")
     if args.soundtracks and not args.soundtracks.startswith(args.split + "-"):
         parser.error(f"--soundtracks {args.soundtracks}: not the {args.split} split's music")
+    if not 0 <= args.tonal_music <= 1:
+        parser.error(f"--tonal-music {args.tonal_music}: give a share from 0 to 1")
+    if not 0 <= args.urban <= 1:
+        parser.error(f"--urban {args.urban}: give a share from 0 to 1")
+    if args.urban > 0 and not ra.UrbanBank(args.data, args.split):
+        parser.error(f"--urban: no UrbanSound8K recordings of the {args.split} split under {args.data}")
     if args.split != "train" and args.package_alerts > 0:
         parser.error("--package-alerts is for the training split only")
     try:
@@ -184,6 +231,9 @@ def main():
     synth = args.synth or os.path.join(args.out, "synth")
     os.makedirs(synth, exist_ok=True)
     os.makedirs(args.out, exist_ok=True)
+    if args.urban > 0:  # the condition travels with the clips to the weights (train.py)
+        with open(os.path.join(args.out, "NONCOMMERCIAL"), "w") as f:
+            f.write("These clips draw on UrbanSound8K (CC BY-NC 3.0): weights trained on them are for non-commercial use only.\n")
     print("synthesising alerts…", file=sys.stderr)
     ra.synthetic_alerts(args.earshot, synth, args.split, PER_CLASS, jobs=args.jobs)
     # Alert-free beds from the scene generator: traffic-like, machinery and its own music-like sounds.
@@ -207,9 +257,9 @@ def main():
         print("fetching real alert recordings…", file=sys.stderr)
         package_alerts.bank()
     shards = [(i, args.shard, first + i, args.out, args.alert_share, augment, classes, street, snr, codec, args.real_music,
-               args.package_alerts) for i in range(args.clips // args.shard)]
+               args.package_alerts, args.tonal_music, args.urban, args.split) for i in range(args.clips // args.shard)]
     with multiprocessing.Pool(args.jobs, load_sources,
-                              (args.data, synth, args.split, args.real_music, soundtracks, args.package_alerts)) as pool:
+                              (args.data, synth, args.split, args.real_music, soundtracks, args.package_alerts, args.urban)) as pool:
         for k, path in enumerate(pool.imap_unordered(worker, shards)):
             print(f"\r{k + 1}/{len(shards)} shards", end="", file=sys.stderr)
     print(file=sys.stderr)

@@ -7,7 +7,9 @@ the same speakers or clips:
     same sound several times (`bedroom_fire_alarn_user_*` is one alarm in one room);
   * the background recordings (dishes, tap, bike, cat): the first 70 % of each for training, the
     rest for development (they are single long takes; there are only four);
-  * the four whole alarm recordings in alarms/: development only.
+  * the four whole alarm recordings in alarms/: development only;
+  * UrbanSound8K (`UrbanBank`): by source recording (the first number of the file name), three
+    ways: training, development and evaluation (`make eval-detect`, never trained on or tuned with).
 Synthetic alerts (`earshot synth alert`) are drawn from disjoint seed ranges per split, and
 music-like beds are synthesised here from disjoint seeds.
 """
@@ -27,6 +29,8 @@ RATE = 16_000
 ALERTS = ["siren", "smoke_alarm", "car_horn", "doorbell"]
 MUSIC_KINDS = ("music", "tv")  # the kinds of `background` with music in them
 REAL = "real "  # before a kind whose music is a real soundtrack (make_realset.py)
+TONAL = "tonal "  # before a kind whose music is tonal_music.py's
+URBAN = "urban "  # before a kind whose bed is UrbanSound8K's street music or urban sound
 DEV_SHARE = 3  # of 10
 
 
@@ -105,6 +109,77 @@ class Bank:
 
     def __bool__(self):
         return bool(self.speech) and bool(self.noise)
+
+
+URBAN_SPLITS = ("train", "dev", "eval")
+# Slices UrbanSound8K labels as sirens that other tones drown (SOURCES.md).
+URBAN_DROWNED = ("121528-8-1-", "74364-8-1-", "159747-8-0-19.")
+URBAN_NOISE = ("air_conditioner", "children_playing", "dog_bark", "drilling", "engine_idling", "gun_shot", "jackhammer")
+
+
+def urban_split(path):
+    """train, dev or eval for an UrbanSound8K file, by its source recording: 60/20/20 of the
+    recordings (25 siren recordings fall 14/6/5)."""
+    h = zlib.crc32(("urban " + os.path.basename(path).split("-")[0]).encode()) % 10
+    return "train" if h < 6 else "dev" if h < 8 else "eval"
+
+
+def urban_recording(path):
+    return os.path.basename(path).split("-")[0]
+
+
+class UrbanBank:
+    """UrbanSound8K's real street recordings of one split (CC BY-NC 3.0: non-commercial), 16 kHz
+    mono: siren and car-horn slices (those audible, above -50 dBFS, and not drowned by other
+    tones), street music, and the other urban backgrounds; each a list of (recording, array)."""
+
+    def __init__(self, data, split, audible_db=-50):
+        assert split in URBAN_SPLITS
+        self.split = split
+
+        def slices(folder, keep=lambda p, x: True):
+            out = []
+            for p in sorted(glob.glob(os.path.join(data, folder, "*.flac"))):
+                if urban_split(p) == split and not os.path.basename(p).startswith(URBAN_DROWNED):
+                    x = load(p)
+                    if keep(p, x):
+                        out.append((urban_recording(p), x))
+            return out
+
+        audible = lambda p, x: 20 * np.log10(rms(x)) > audible_db  # noqa: E731
+        self.sirens = slices(os.path.join("alerts", "urbansound8k", "siren"), audible)
+        self.horns = slices(os.path.join("alerts", "urbansound8k", "car_horn"), audible)
+        self.music = slices(os.path.join("noise", "urbansound8k", "street_music"))
+        self.noise = [s for kind in URBAN_NOISE for s in slices(os.path.join("noise", "urbansound8k", kind))]
+        self.alerts = {"siren": self.sirens, "car_horn": self.horns}
+
+    def __bool__(self):
+        return bool(self.sirens) and bool(self.music) and bool(self.noise)
+
+    def bed(self, rng, n, pool):
+        """`n` samples of slices from `pool` one after another (10 ms cross-fades), another
+        under them half the time."""
+        out = np.zeros(n)
+        for layer in range(1 + (rng.random() < 0.5)):
+            t, pieces = 0, []
+            while t < n:
+                x = pool[int(rng.integers(len(pool)))][1]
+                x = x / (rms(x) + 1e-12)
+                fade = np.minimum(1, np.minimum(np.arange(len(x)), np.arange(len(x))[::-1]) / (0.01 * RATE))
+                pieces.append(x * fade)
+                t += len(x)
+            out += np.concatenate(pieces)[:n] * (1 if layer == 0 else 10 ** (rng.uniform(-15, -3) / 20))
+        return out
+
+    def alert(self, rng, klass):
+        """A real siren or horn: one slice, or two of one recording back to back (8 s)."""
+        pool = self.alerts[klass]
+        recording, x = pool[int(rng.integers(len(pool)))]
+        if rng.random() < 0.5:
+            others = [y for r, y in pool if r == recording and y is not x]
+            if others:
+                x = np.concatenate([x, others[int(rng.integers(len(others)))]])
+        return x
 
 
 def load_rir(path):
@@ -331,10 +406,10 @@ def peaking(f, gain_db, q):
     return b / d[0], d / d[0]
 
 
-def background(rng, bank, n, music_bank=None, scenes=None, kind=None):
+def background(rng, bank, n, music_bank=None, scenes=None, kind=None, piece=None):
     """Real alert-free audio of one kind (drawn unless given): speech, noisy speech, babble,
-    household sounds, music (music-like, or real tracks from `music_bank`), TV (speech over
-    music), or several at once."""
+    household sounds, music (music-like, real tracks from `music_bank`, or pieces from `piece`,
+    a function of (rng, seconds)), TV (speech over music), or several at once."""
     if kind is None:
         kind = rng.choice(["speech", "noisy_speech", "babble", "household", "music", "tv", "quiet"],
                           p=[0.2, 0.2, 0.1, 0.15, 0.15, 0.12, 0.08])
@@ -348,11 +423,13 @@ def background(rng, bank, n, music_bank=None, scenes=None, kind=None):
     if kind in MUSIC_KINDS:
         # A new piece each time unless a bank of pieces is given.
         if music_bank:
-            piece = segment(rng, music_bank[int(rng.integers(len(music_bank)))], n)
-            piece = piece / (rms(piece) + 1e-12) * 0.1
+            tune = segment(rng, music_bank[int(rng.integers(len(music_bank)))], n)
+            tune = tune / (rms(tune) + 1e-12) * 0.1
+        elif piece:
+            tune = piece(rng, n / RATE)
         else:
-            piece = music(rng, n / RATE)
-        bed += piece / 0.1 * 10 ** (rng.uniform(-10, 0) / 20)
+            tune = music(rng, n / RATE)
+        bed += tune / 0.1 * 10 ** (rng.uniform(-10, 0) / 20)
     if kind == "household" or rng.random() < 0.25:
         bed += events_track(rng, bank, n)
     if scenes and rng.random() < 0.2:  # traffic-like, machinery, synthetic music from the scene generator

@@ -38,7 +38,7 @@ ALERT_CLASSES = feat.CLASSES[1:]
 # in it (soundtracks alone or under speech, music-like beds), which it learns apart from the rest
 # of the background. Everything downstream, Swift's detector too, hears the two as background.
 MUSIC = "music"
-MUSIC_KINDS = ra.MUSIC_KINDS + tuple(ra.REAL + k for k in ra.MUSIC_KINDS)  # as make_realset.py names them
+MUSIC_KINDS = tuple(prefix + k for prefix in ("", ra.REAL, ra.TONAL, ra.URBAN) for k in ra.MUSIC_KINDS)  # as make_realset.py names them
 
 
 class AlertNet(nn.Module):
@@ -521,13 +521,31 @@ def choose_operating_point(decisions, targets, quiet_decisions, quiet_targets, t
     return tracker, [best["thresholds"][c] for c in ALERT_CLASSES], report
 
 
-def export(tensors, path, temperature, tracker, thresholds):
+NONCOMMERCIAL = "trained with UrbanSound8K (CC BY-NC 3.0): for non-commercial use only"
+
+
+def licence_of(folders, init=None):
+    """What the training clips' sources ask of the weights: the non-commercial condition where
+    any folder of clips drew on UrbanSound8K (make_realset.py --urban writes NONCOMMERCIAL), or
+    the weights it started from carry it."""
+    if any(os.path.exists(os.path.join(f, "NONCOMMERCIAL")) for f in folders.split(",")):
+        return NONCOMMERCIAL
+    if init:
+        from safetensors import safe_open
+        with safe_open(init, "np") as f:
+            return (f.metadata() or {}).get("licence")
+    return None
+
+
+def export(tensors, path, temperature, tracker, thresholds, licence=None):
     """Weights, the features they expect, and the operating point: thresholds and the tracker
     (`smoothing`, and `class_smoothing` for the classes smoothed otherwise, `minimum`, `sure`
     where it announces at once, `sustained` and `sustained_decisions` where a class has the
-    sustained route)."""
+    sustained route); `licence` where the training data sets one."""
     os.makedirs(os.path.dirname(path), exist_ok=True)
     optional = {} if tracker["sure"] is None else {"sure": f"{tracker['sure']:g}"}
+    if licence:
+        optional["licence"] = licence
     depths = per_class(tracker["smoothing"])
     usual = max(depths, key=depths.count)
     if any(d != usual for d in depths):  # the classes smoothed otherwise than the rest
@@ -620,7 +638,7 @@ def rechoose(args):
     decisions = heard_softmax(every)
     tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet_decisions(Folded(tensors), args.dev_quiet),
                                                             workers=args.threads)
-    export(tensors, args.weights, temperature, tracker, thresholds)
+    export(tensors, args.weights, temperature, tracker, thresholds, metadata.get("licence"))
     report["operating point"] = operating
     write_report(report, args.report)
     print(f"wrote {args.weights} and {args.report}")
@@ -764,7 +782,7 @@ def main():
     tensors = fold(model, temperature)
     quiet = quiet_decisions(Folded(tensors), args.dev_quiet)
     tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet, workers=args.threads)
-    export(tensors, args.weights, temperature, tracker, thresholds)
+    export(tensors, args.weights, temperature, tracker, thresholds, licence_of(args.train, args.init))
     stage = {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
              "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
              "channels": model.channels, "music class": args.music_class, "learning rate": args.learning_rate, "clips": args.train}

@@ -23,6 +23,19 @@ R6. An hour of real music from two game soundtracks never trained on or tuned wi
     (package_music.py), alone and under development speech: false alarms per hour, every class.
 R6b. R5's recordings and the development split's real sirens and smoke alarms in that music,
     each 8 times at -5…+10 dB.
+R7. Held-out alert-free material, at least 30 minutes of each kind, every class counted: tonal
+    music from tonal_music.py's evaluation seeds (never trained on or tuned with), alone and
+    under development speech; real urban sound (UrbanSound8K's evaluation recordings: engines,
+    drilling, dogs, children, air conditioners, jackhammers, gun shots), alone and under speech;
+    real speech (development speakers: read, in noise, babble); and UrbanSound8K's held-out
+    street music (as much as there is), beside R6's hour of soundtracks.
+R8. Real street sirens and car horns from UrbanSound8K's evaluation recordings (never trained
+    on or tuned with), each slice twice at -5...+10 dB in real development backgrounds and once
+    in R7's tonal music: recall per class and per recording, apart from any synthesis.
+R9. Smoke alarms from their first beeps: the development split's real smoke alarms (ProtoSound,
+    the bedroom alarm, the four whole recordings), repeated as an alarm goes on sounding, through
+    rooms at 15-25 dB below real development speech: recall, and how many are announced within
+    2 s of the first beep.
 Then the synthetic evaluation as before:
 1. Synthetic scenes from seeds and measured rooms and speech takes never used in training
    (`earshot synth scene --rooms evaluation`), alerts at -10...+20 dB SNR.
@@ -50,10 +63,11 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training
 import realaudio as ra  # noqa: E402
 import package_music  # noqa: E402
 import package_recordings  # noqa: E402
+import tonal_music  # noqa: E402
 
 RATE = 16_000
 CLASSES = ["siren", "smoke_alarm", "car_horn", "doorbell"]
-BANDS = [(-10, -5), (-5, 0), (0, 5), (5, 10), (10, 20.01)]
+BANDS = [(-30, -20), (-20, -10), (-10, -5), (-5, 0), (0, 5), (5, 10), (10, 20.01)]
 
 
 def run_scenes(earshot, folder, seeds, duration, per_minute, data):
@@ -156,7 +170,7 @@ def summarise(name, results):
     fn = {c: 0 for c in CLASSES}
     fp = {c: 0 for c in CLASSES}
     band_hits = {b: [0, 0] for b in BANDS}
-    delays = []
+    delays, class_delays = [], {c: [] for c in CLASSES}
     for labels, events in results:
         matched, extra = match(labels, events)
         for label, event in zip(labels, matched):
@@ -167,6 +181,7 @@ def summarise(name, results):
                     band_hits[band][1] += 1
             if event:
                 delays.append(event["start"] - label["start"])
+                class_delays[label["class"]].append(event["start"] - label["start"])
         for event in extra:
             fp[event["class"]] += 1
     print(f"\n{name}")
@@ -184,6 +199,9 @@ def summarise(name, results):
     print("  recall by SNR: " + ", ".join(f"{lo:+.0f}…{hi:+.0f} dB {h / n:.3f} ({n})" for (lo, hi), (h, n) in band_hits.items() if n))
     if delays:
         print(f"  detection delay: median {np.median(delays):.2f} s, 90th percentile {np.percentile(delays, 90):.2f} s")
+        print("  delay by class (10th / median / 90th percentile, within 0.5 s): " + "; ".join(
+            f"{c} {np.percentile(d, 10):.2f} / {np.median(d):.2f} / {np.percentile(d, 90):.2f} s, {np.mean(np.array(d) <= 0.5):.2f}"
+            for c, d in class_delays.items() if d))
     return tp, fn, fp, delays
 
 
@@ -211,14 +229,14 @@ def alert_label(klass, track, snr, kind, source):
     return {"class": klass, "start": s / RATE, "end": e / RATE, "snr": snr, "background": kind, "source": source}
 
 
-def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source, music=None, kind=None):
+def alert_mixture(stem, seed, bank, alert, klass, snr, latest_start, source, music=None, kind=None, piece=None):
     """One alert at `snr` dB in 12 s of a real background (of `kind` where given, its music from
-    `music`), starting 3…`latest_start` s in."""
+    `music` or `piece`), starting 3…`latest_start` s in."""
     if os.path.exists(stem + ".json"):
         return
     rng = np.random.default_rng(seed)
     n = 12 * RATE
-    bed, kind = ra.background(rng, bank, n, music_bank=music, kind=kind)
+    bed, kind = ra.background(rng, bank, n, music_bank=music, kind=kind, piece=piece)
     start = int(rng.uniform(3, latest_start) * RATE)
     mix, track = ra.place_alert(rng, bank, alert[:n - start], bed, snr, start)
     mix, track = ra.finish(rng, mix, track)
@@ -255,11 +273,11 @@ def traffic_mixture(stem, seed, bank, siren, horn, snr):
                            alert_label("car_horn", honk, horn_snr, kind, "real horn before a siren")], track + honk)
 
 
-def quiet_item(stem, seed, bank, seconds, music=None, kind=None):
+def quiet_item(stem, seed, bank, seconds, music=None, kind=None, piece=None):
     if os.path.exists(stem + ".json"):
         return
     item_rng = np.random.default_rng(seed)
-    bed, kind = ra.background(item_rng, bank, int(seconds * RATE), music_bank=music, kind=kind)
+    bed, kind = ra.background(item_rng, bank, int(seconds * RATE), music_bank=music, kind=kind, piece=piece)
     mix, = ra.finish(item_rng, bed)
     write_item(stem, mix, [])
     json.dump({"background": kind}, open(stem + ".kind.json", "w"))
@@ -367,6 +385,84 @@ def real_music_sets(folder, data, minutes):
     return quiet, alerts
 
 
+def tonal_piece(seed):
+    """tonal_music.py's piece for an evaluation seed, as `ra.background` asks for one."""
+    return lambda _, seconds: tonal_music.piece(np.random.default_rng([tonal_music.EVAL_SEEDS, *seed]), seconds)
+
+
+def urban_item(stem, seed, bank, urban, pool, seconds, speech):
+    """`seconds` of UrbanSound8K evaluation recordings from `pool`, under development speech
+    where `speech`, through a room half the time."""
+    if os.path.exists(stem + ".json"):
+        return
+    rng = np.random.default_rng(seed)
+    n = int(seconds * RATE)
+    bed = urban.bed(rng, n, pool)
+    if speech:
+        bed = bed * 10 ** (-rng.uniform(-5, 20) / 20) + ra.speech_track(rng, bank, n)
+    if rng.random() < 0.5:
+        bed = ra.through_room(rng, bank, bed)
+    mix, = ra.finish(rng, bed)
+    write_item(stem, mix, [])
+    json.dump({"background": ("speech over " if speech else "") + os.path.basename(os.path.dirname(stem))},
+              open(stem + ".kind.json", "w"))
+
+
+def held_out_sets(folder, data, minutes):
+    """R7 (alert-free: tonal music, urban sound, speech, street music) and R8 (UrbanSound8K's
+    held-out sirens and horns); empty lists (and a line saying why) without UrbanSound8K."""
+    bank = ra.Bank(data, "dev")
+    urban = ra.UrbanBank(data, "eval")
+    if not bank or not urban:
+        print(f"no UrbanSound8K recordings under {data}: skipping R7 and R8", file=sys.stderr)
+        return {}, []
+    quiet = {name: [] for name in ("tonal music", "urban sound", "speech", "street music")}
+    for name in quiet:
+        os.makedirs(os.path.join(folder, name.replace(" ", "_")), exist_ok=True)
+    for i in range(int(np.ceil(minutes))):
+        stem = os.path.join(folder, "tonal_music", f"tonal{i:03d}")
+        quiet["tonal music"].append(stem)
+        quiet_item(stem, [2040, i], bank, 60, kind=("music", "music", "tv")[i % 3], piece=tonal_piece([i]))
+        stem = os.path.join(folder, "urban_sound", f"urban{i:03d}")
+        quiet["urban sound"].append(stem)
+        urban_item(stem, [2041, i], bank, urban, urban.noise, 60, speech=i % 3 == 2)
+        stem = os.path.join(folder, "speech", f"speech{i:03d}")
+        quiet["speech"].append(stem)
+        quiet_item(stem, [2042, i], bank, 60, kind=("speech", "noisy_speech", "babble")[i % 3])
+    for i in range(int(np.ceil(len(urban.music) * 4 / 60)) * 2):  # each slice about twice
+        stem = os.path.join(folder, "street_music", f"music{i:03d}")
+        quiet["street music"].append(stem)
+        urban_item(stem, [2043, i], bank, urban, urban.music, 60, speech=i % 2 == 1)
+    alerts = []
+    os.makedirs(os.path.join(folder, "alerts"), exist_ok=True)
+    for klass, pool in urban.alerts.items():
+        for r, (recording, clip) in enumerate(pool):
+            for i in range(3):  # twice in real backgrounds, then in tonal music
+                snr = (-5, 0, 5, 10)[(r + i) % 4]
+                stem = os.path.join(folder, "alerts", f"{klass}{r:03d}_{recording}_{i}_{snr:+d}dB")
+                alerts.append(stem)
+                alert_mixture(stem, [2044, ra.ALERTS.index(klass), r, i], bank, clip, klass, snr, 5, f"UrbanSound8K {recording}",
+                              kind="music" if i == 2 else None, piece=tonal_piece([1, r]) if i == 2 else None)
+    return quiet, alerts
+
+
+def faint_alarm_set(folder, data):
+    """R9: each development smoke alarm, repeated to 6 s where shorter, at -25, -20 and -15 dB
+    under development speech (read, noisy, babble, over music), twice."""
+    bank = ra.Bank(data, "dev")
+    if not bank:
+        return []
+    os.makedirs(folder, exist_ok=True)
+    stems = []
+    for c, clip in enumerate(bank.alerts["smoke_alarm"]):
+        sounding = ra.repeated(clip, 6 * RATE, 0.3) if len(clip) < 6 * RATE else clip
+        for i, snr in enumerate((-25, -20, -15) * 2):
+            stems.append(os.path.join(folder, f"smoke_alarm{c:02d}_{i}_{snr:+d}dB"))
+            alert_mixture(stems[-1], [2045, c, i], bank, sounding, "smoke_alarm", snr, 5, "real smoke alarm under speech",
+                          kind=("speech", "noisy_speech", "babble", "tv")[(c + i) % 4])
+    return stems
+
+
 def numpy_network(path):
     """The shipped detector's network in numpy (features.py feeds it), for calibration."""
     from safetensors.numpy import load_file
@@ -442,16 +538,20 @@ def main():
                         help="the network `--earshot` ships, for the calibration table")
     parser.add_argument("--scenes", type=int, default=20, help="120 s evaluation scenes")
     parser.add_argument("--quiet-minutes", type=float, default=60, help="alert-free audio, minutes")
+    parser.add_argument("--held-out-minutes", type=float, default=30, help="R7: minutes of each held-out kind")
     parser.add_argument("--real-only", action="store_true", help="skip the synthetic evaluation")
+    parser.add_argument("--held-out-only", action="store_true", help="R7 and R8 alone")
     parser.add_argument("--detect-option", action="append", default=[],
                         help="passed to `earshot detect` (repeat), e.g. --detect-option=--sensitivity=siren=0.5")
     args = parser.parse_args()
     rng = np.random.default_rng(2026)
 
     print("Preparing evaluation audio (cached in eval/data/detect)…", file=sys.stderr)
-    clips, looped, opening, synthetic, traffic, real_quiet, short_quiet = real_sets(
-        os.path.join(args.out, "realaudio"), args.data, args.earshot, args.quiet_minutes)
-    if not args.real_only:
+    clips = []
+    if not args.held_out_only:
+        clips, looped, opening, synthetic, traffic, real_quiet, short_quiet = real_sets(
+            os.path.join(args.out, "realaudio"), args.data, args.earshot, args.quiet_minutes)
+    if not args.real_only and not args.held_out_only:
         scenes = run_scenes(args.earshot, os.path.join(args.out, "scenes"), range(900_000, 900_000 + args.scenes), 120, 8, args.data)
         quiet = run_scenes(args.earshot, os.path.join(args.out, "quiet"),
                            range(950_000, 950_000 + int(np.ceil(args.quiet_minutes / 5))), 300, 0, args.data)
@@ -488,6 +588,29 @@ def main():
         if len(backgrounds) > 1:
             print("  per background: " + ", ".join(f"{k} {n / h:.1f}/h ({h * 60:.0f} min)" for k, (n, h) in sorted(backgrounds.items())))
 
+    def held_out():
+        quiet, alerts = held_out_sets(os.path.join(args.out, "realaudio", "held-out"), args.data, args.held_out_minutes)
+        for name, stems in quiet.items():
+            false_alarms(f"R7. Held-out {name}", stems)
+        if alerts:
+            results = run_all(alerts)
+            for klass in ("siren", "car_horn"):
+                mine = [r for r in results if r[0][0]["class"] == klass]
+                summarise(f"R8. UrbanSound8K's held-out {klass.replace('_', ' ')} recordings, -5…+10 dB, a third of "
+                          f"them in tonal music ({len(mine)} mixtures)", mine)
+                recall_by_recording(mine, [labels[0]["source"] for labels, _ in mine])
+            summarise("R8, the placements in tonal music", [r for r, stem in zip(results, alerts) if "_2_" in os.path.basename(stem)])
+        faint = faint_alarm_set(os.path.join(args.out, "realaudio", "faint-alarms"), args.data)
+        if faint:
+            results = run_all(faint)
+            summarise(f"R9. Real smoke alarms 15–25 dB under speech, through rooms ({len(faint)} mixtures)", results)
+            delays = [m[0]["start"] - labels[0]["start"] if m[0] else np.inf for labels, events in results
+                      for m in [match(labels, events)[0]]]
+            print(f"  announced within 2 s of the first beep: {np.mean(np.array(delays) <= 2):.3f}")
+
+    if args.held_out_only:
+        held_out()
+        return
     if clips:
         results = run_all(clips)
         summarise(f"R1. Real alert clips (development split) in real backgrounds, -5…+10 dB ({len(clips)} mixtures)", results)
@@ -512,6 +635,7 @@ def main():
             false_alarms("R6. Real music never trained on (two game soundtracks), alone and under development speech", music_quiet)
             summarise(f"R6b. Real sirens (R5's recordings, the development clips) and real smoke alarms in that music, "
                       f"-5…+10 dB ({len(music_alerts)} mixtures)", run_all(music_alerts))
+        held_out()
     if args.real_only:
         print(f"\n`earshot detect` real-time factor (whole process, file reading included): {busy / seconds:.4f}")
         return
