@@ -609,6 +609,15 @@ def exported(path):
     return tensors, metadata
 
 
+def trackers_of(args):
+    """The trackers the operating point is chosen among: every one, or with `--tracker-of` the
+    one those weights carry (its thresholds chosen anew)."""
+    if not args.tracker_of:
+        return TRACKERS
+    _, smoothing, minimum, sure, sustained = operating_point_of(exported(args.tracker_of)[1])
+    return ((smoothing, minimum, sure, sustained),)
+
+
 def rechoose(args):
     """A new operating point for exported weights, without training: the report keeps its
     calibration, the weights their tensors. With `recalibrate`, the temperature is first fitted
@@ -637,7 +646,7 @@ def rechoose(args):
                        "reliability (bin, mean confidence, accuracy, windows)": reliability})
     decisions = heard_softmax(every)
     tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet_decisions(Folded(tensors), args.dev_quiet),
-                                                            workers=args.threads)
+                                                            trackers_of(args), workers=args.threads)
     export(tensors, args.weights, temperature, tracker, thresholds, metadata.get("licence"))
     report["operating point"] = operating
     write_report(report, args.report)
@@ -670,6 +679,8 @@ def main():
     parser.add_argument("--report", default="training/REPORT.json")
     parser.add_argument("--operating-point-only", action="store_true",
                         help="only choose a new operating point for the exported weights")
+    parser.add_argument("--tracker-of", default=None,
+                        help="choose thresholds for the tracker these exported weights carry, not among every tracker (quicker)")
     parser.add_argument("--recalibrate", action="store_true",
                         help="with --operating-point-only: first fit the temperature again on the development windows")
     parser.add_argument("--parity-only", action="store_true",
@@ -781,7 +792,7 @@ def main():
     decisions = heard_softmax(every, temperature)
     tensors = fold(model, temperature)
     quiet = quiet_decisions(Folded(tensors), args.dev_quiet)
-    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet, workers=args.threads)
+    tracker, thresholds, operating = choose_operating_point(decisions, dev_targets, *quiet, trackers_of(args), workers=args.threads)
     export(tensors, args.weights, temperature, tracker, thresholds, licence_of(args.train, args.init))
     stage = {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
              "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
