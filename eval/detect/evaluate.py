@@ -429,7 +429,7 @@ def held_out_sets(folder, data, minutes):
         stem = os.path.join(folder, "speech", f"speech{i:03d}")
         quiet["speech"].append(stem)
         quiet_item(stem, [2042, i], bank, 60, kind=("speech", "noisy_speech", "babble")[i % 3])
-    for i in range(int(np.ceil(len(urban.music) * 4 / 60)) * 2):  # each slice about twice
+    for i in range(int(np.ceil(len(urban.music) * 4 / 60)) * 2):  # each 4 s slice heard two to four times
         stem = os.path.join(folder, "street_music", f"music{i:03d}")
         quiet["street music"].append(stem)
         urban_item(stem, [2043, i], bank, urban, urban.music, 60, speech=i % 2 == 1)
