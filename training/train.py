@@ -661,6 +661,7 @@ def main():
                         help="alert-free development clips, for counting false alarms")
     parser.add_argument("--epochs", type=int, default=14)
     parser.add_argument("--mine-after", type=int, default=8, help="epochs before hard negatives are mined")
+    parser.add_argument("--mine-share", type=float, default=0.5, help="share of the alert-free windows scored for hard negatives")
     parser.add_argument("--windows", type=int, default=100_000, help="training windows per epoch")
     parser.add_argument("--channels", default=",".join(map(str, CHANNELS)))
     parser.add_argument("--init", default=None,
@@ -688,6 +689,8 @@ def main():
     args = parser.parse_args()
     if not RECENT <= args.window <= 500:
         parser.error(f"--window {args.window}: a window holds {RECENT} to 500 frames")
+    if not 0 < args.mine_share <= 1:  # also refuses NaN
+        parser.error(f"--mine-share {args.mine_share}: give a share in (0, 1]")
     if not 0 < args.learning_rate <= 0.1:  # also refuses NaN
         parser.error(f"--learning-rate {args.learning_rate}: give a peak in (0, 0.1]")
     if args.recalibrate and not args.operating_point_only:
@@ -745,7 +748,7 @@ def main():
         if epoch == args.mine_after and hard is None:
             # Hard negatives: the alert-free windows the network calls alerts most readily.
             started = time.time()
-            scored = rng.choice(negatives, len(negatives) // 2, replace=False)
+            scored = rng.choice(negatives, int(len(negatives) * args.mine_share), replace=False)
             p = probabilities(model, frames, train_clip[scored], train_end[scored])
             score = 1 - p[:, 0]
             hard = scored[np.argsort(-score)[:max(1, len(scored) // 10)]]
