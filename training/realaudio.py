@@ -120,7 +120,7 @@ URBAN_NOISE = ("air_conditioner", "children_playing", "dog_bark", "drilling", "e
 def urban_split(path):
     """train, dev or eval for an UrbanSound8K file, by its source recording: 60/20/20 of the
     recordings (25 siren recordings fall 14/6/5)."""
-    h = zlib.crc32(("urban " + os.path.basename(path).split("-")[0]).encode()) % 10
+    h = zlib.crc32(("urban " + urban_recording(path)).encode()) % 10
     return "train" if h < 6 else "dev" if h < 8 else "eval"
 
 

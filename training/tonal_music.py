@@ -239,9 +239,3 @@ def piece(rng, seconds):
         out += d / (np.sqrt(np.mean(d ** 2)) + 1e-12) * 10 ** (rng.uniform(-15, -3) / 20)
     return out / (np.sqrt(np.mean(out ** 2)) + 1e-12) * 0.1
 
-
-def describe(seed):
-    """The styles a seed's piece is in (for reports)."""
-    rng = np.random.default_rng(seed)
-    rng.uniform(50, 200)
-    return list(rng.choice(STYLES, size=1 if rng.random() < 0.5 else 2, replace=False))
