@@ -540,7 +540,7 @@ def main():
     parser.add_argument("--quiet-minutes", type=float, default=60, help="alert-free audio, minutes")
     parser.add_argument("--held-out-minutes", type=float, default=30, help="R7: minutes of each held-out kind")
     parser.add_argument("--real-only", action="store_true", help="skip the synthetic evaluation")
-    parser.add_argument("--held-out-only", action="store_true", help="R7 and R8 alone")
+    parser.add_argument("--held-out-only", action="store_true", help="R7, R8 and R9 alone")
     parser.add_argument("--detect-option", action="append", default=[],
                         help="passed to `earshot detect` (repeat), e.g. --detect-option=--sensitivity=siren=0.5")
     args = parser.parse_args()
