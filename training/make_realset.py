@@ -11,7 +11,7 @@ Debian's packages, or with `--urban` a real street siren or horn from UrbanSound
 `--tonal-music` and `--urban` draw from the split's own seeds and recordings (UrbanSound8K is
 non-commercial: leave `--urban` at 0 for weights free of it).
 Features (features.py) and per-frame targets are stored in shards of npz files; the
-development split is never touched here.
+two splits never share a recording, speaker or seed (realaudio.py).
 """
 import argparse
 import glob
