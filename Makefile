@@ -119,12 +119,13 @@ eval-detect: release venv espeak
 	$(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/realaudio/synthetic
 	@[ ! -d eval/data/detect/realaudio/package_sirens ] || $(SWIFT) run -c release --skip-build earshot-bench separation eval/data/detect/realaudio/package_sirens
 
-# Your own sounds: each target (real and synthesised doorbells) enrolled from one clean
-# recording and looked for in scenes of real speech and household noise, rendered through
-# measured rooms and microphone tilts at 0–20 dB, with distractors; target-free audio for false
-# alarms per hour; the landmark matcher and the original peak method side by side.
-eval-sounds: release live-deps
-	python3 eval/sounds/evaluate.py --earshot .build/release/earshot --data ../shared/data
+# Your own sounds found when they sound again: each sound (real re-recordings of one smoke alarm,
+# knocks, cries, car horns and alarms; doorbell and appliance files re-recorded through a
+# loudspeaker, rooms and microphones) enrolled from one take and looked for as its other takes in
+# real speech, noise, street music and seeded tonal music at 0–20 dB, with distractors; an hour of
+# target-free audio for false alarms; the methods side by side, per sound.
+eval-sounds: release venv
+	$(PYTHON) eval/sounds/evaluate.py --earshot .build/release/earshot --data ../shared/data
 
 # Amplification for the Bisgaard standard audiograms (N1–N4, S1–S3): LibriSpeech speech of the
 # development speakers at 55, 65 and 75 dB SPL, in quiet and in real noise at +15 and +5 dB;
