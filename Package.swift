@@ -60,7 +60,9 @@ let package = Package(
         // Capture modes and the sound check.
         .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP"]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
-        .target(name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"]),
+        .target(
+            name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts"],
+            resources: [.copy("Resources/SoundEmbedding.safetensors")]),
         // What a producer links to reach a hub or a broker: the event vocabulary, the poster
         // with its spool, the follower, live frames, MQTT for Home Assistant, DNS-SD.
         .target(
@@ -111,6 +113,7 @@ let package = Package(
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotTestSupport", "EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotTestSupport", "EarshotIO", "EarshotDSP"]),
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "EarshotSoundsTests", dependencies: ["EarshotTestSupport", "EarshotSounds", "EarshotAlerts"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
         .testTarget(name: "EarshotCaptureTests", dependencies: ["EarshotTestSupport", "EarshotCapture", "EarshotCore", "EarshotDSP"]),

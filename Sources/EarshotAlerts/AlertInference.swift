@@ -21,6 +21,7 @@ public final class AlertInference {
     private let layers: [AlertNetwork.Layer]
     private let headWeights: [Float], headBias: [Float]
     private let outputs: Int
+    private let embedding: Bool
     private let steps: [Step]
     private var next: Int
     /// The input: 2 × windowFrames × melCount values, written before `start`.
@@ -30,13 +31,14 @@ public final class AlertInference {
     private let activations: UnsafeMutablePointer<Float>
     private let pooled: UnsafeMutablePointer<Float>
     private let pooledFeatures: UnsafeMutablePointer<Float>
-    private let logits: UnsafeMutablePointer<Float>  // each output's logit, then its softmax share
+    private let logits: UnsafeMutablePointer<Float>  // each output's logit, then its softmax share (or the embedding)
 
     public init(network: AlertNetwork) {
         layers = network.layers
         headWeights = network.headWeights
         headBias = network.headBias
         outputs = network.outputs
+        embedding = network.embedding
         var steps: [Step] = []
         for (index, layer) in layers.enumerated() {
             let perRow = layer.outputChannels * layer.inputChannels * 9 * layer.width
@@ -114,7 +116,14 @@ public final class AlertInference {
         for k in classes..<outputs { probabilities[0] += logits[k] }
     }
 
-    /// Global max and mean over the last feature maps, the linear layer and the softmax.
+    /// The embedding of the finished pass (an embedding network's `outputCount` values, of
+    /// unit length).
+    public func embedding(into values: UnsafeMutablePointer<Float>) {
+        for k in 0..<outputs { values[k] = logits[k] }
+    }
+
+    /// Global max and mean over the last feature maps, the linear layer and the softmax (or,
+    /// for an embedding, the normalisation to unit length).
     private func head() {
         let last = layers.last!
         let area = last.height * last.width
@@ -135,6 +144,13 @@ public final class AlertInference {
             for i in 0..<width { logit += headWeights[k * width + i] * pooledFeatures[i] }
             logits[k] = logit
             largest = max(largest, logit)
+        }
+        if embedding {
+            var squares: Float = 0
+            for k in 0..<outputs { squares += logits[k] * logits[k] }
+            let scale = 1 / max(sqrtf(squares), 1e-12)
+            for k in 0..<outputs { logits[k] *= scale }
+            return
         }
         var total: Float = 0
         for k in 0..<outputs {

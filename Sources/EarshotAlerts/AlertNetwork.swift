@@ -27,7 +27,10 @@ public final class AlertNetwork {
     let layers: [Layer]
     let headWeights: [Float]  // outputs × (2 · last channels)
     let headBias: [Float]
-    let outputs: Int  // the classes, and the kinds of background after them
+    let outputs: Int  // the classes, and the kinds of background after them; or the embedding's size
+    /// Whether the head gives an embedding (normalised to unit length) instead of class
+    /// probabilities.
+    public let embedding: Bool
     /// The on-threshold per class the network was tuned for (metadata `thresholds`,
     /// `siren=0.9,smoke_alarm=0.8,…`); classes it does not name keep the tracker's default.
     public let defaultThresholds: [AlertClass: Float]
@@ -55,7 +58,14 @@ public final class AlertNetwork {
 
     public init(_ model: SafeTensors) throws {
         var outputs = Self.classes.count
-        if let classes = model.metadata["classes"] {
+        embedding = model.metadata["embedding"] != nil
+        if let text = model.metadata["embedding"] {
+            // The same network mapping a window to a point on the unit sphere (`SoundEmbedding`).
+            guard let size = Int(text), (2...1024).contains(size) else {
+                throw EarshotError.invalidArgument("the model's embedding '\(text)' is not a size from 2 to 1024")
+            }
+            outputs = size
+        } else if let classes = model.metadata["classes"] {
             let names = classes.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             let kinds = names.dropFirst(Self.classes.count)
             guard Array(names.prefix(Self.classes.count)) == Self.classes, kinds.allSatisfy(Self.backgroundKinds.contains),
@@ -183,4 +193,7 @@ public final class AlertNetwork {
 
     /// Values per input: 2 × `windowFrames` × `AlertFeatures.melCount`.
     public var inputCount: Int { 2 * windowFrames * AlertFeatures.melCount }
+
+    /// The embedding's size (an embedding network) or the outputs' count.
+    public var outputCount: Int { outputs }
 }

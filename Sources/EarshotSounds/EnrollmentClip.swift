@@ -3,8 +3,10 @@ import EarshotIO
 import Foundation
 
 /// A recording offered to enroll a sound, checked and cut to the sound: mono at 16 kHz, the
-/// sound with a quarter second either side. Refused, with the reason and what to do, when it
-/// is too short, silent, clipped or holds no sound that stands out from its own background.
+/// sound with a quarter second either side. Whatever a user has will do — a recording that
+/// starts at the sound's onset and rings out, one that is all sound, a sound file — and is
+/// refused, with the reason and what to do, only when it is too short, silent, clipped or
+/// holds nothing that stands out from its own background, tonal or not.
 public struct EnrollmentClip: Equatable, Sendable {
     public static let sampleRate = 16_000.0
     /// The sound and its margins.
@@ -67,9 +69,6 @@ public struct EnrollmentClip: Equatable, Sendable {
         let soundSeconds = Double(last - first + 1) * Double(hop) / sampleRate
         guard soundSeconds >= Self.minimumSoundSeconds else {
             throw EarshotError.invalidArgument(String(format: "%@: the sound lasts only %.2f s, too short to recognise", source, soundSeconds))
-        }
-        if contrast >= Self.minimumContrastDB, Double(loud.count) * Double(hop) / sampleRate > 0.85 * seconds, seconds > 2 {
-            throw EarshotError.invalidArgument("\(source): the sound never stops, so nothing tells it from its background: record it starting and ending, with quiet around it")
         }
         let margin = Int(Self.margin * sampleRate)
         let start = max(0, first * hop - margin), end = min(samples.count, (last + 1) * hop + margin)

@@ -49,12 +49,6 @@ struct SoundsCommand: ParsableCommand {
 
         func run() throws {
             let clips = try files.map { try EnrollmentClip(path: $0) }
-            // A sound the matcher cannot hold (nothing tonal) is refused now, not at every detect.
-            do {
-                for clip in clips { _ = try SoundTemplate(name: name, clip: clip.samples) }
-            } catch let error as SoundMatchError {
-                throw EarshotError.invalidArgument(error.description)
-            }
             var stored = zip(files, clips).map { file, clip in
                 SoundStore.Clip(role: .enrollment, source: (file as NSString).lastPathComponent, samples: clip.samples)
             }
@@ -114,10 +108,10 @@ struct SoundsCommand: ParsableCommand {
         @Option(help: "Announce at this score (0–1) instead of each sound's calibrated threshold.")
         var threshold: Double?
 
-        enum Method: String, ExpressibleByArgument { case landmarks, peaks }
+        enum Method: String, ExpressibleByArgument { case embedding, landmarks, peaks }
 
-        @Option(help: "landmarks (time-consistent tonal landmarks, the default) or peaks (the original two-strongest-peaks method, to compare).")
-        var method: Method = .landmarks
+        @Option(help: "embedding (the learned sound matcher, the default), landmarks (time-consistent tonal landmarks) or peaks (the original two-strongest-peaks method); the last two to compare.")
+        var method: Method = .embedding
 
         @Option(help: .hidden)
         var trace: String?
@@ -136,25 +130,28 @@ struct SoundsCommand: ParsableCommand {
                 report(PeakMatcher.detect(mono, matchers: try store.loadPeakMatchers(), sampleRate: LandmarkAnalyzer.sampleRate))
                 return
             }
-            let sounds = try store.loadSounds(threshold: threshold)
+            if method == .landmarks {
+                let detector = LandmarkDetector(sounds: try store.loadLandmarkSounds(threshold: threshold))
+                var found: [SoundDetection] = []
+                for start in stride(from: 0, to: mono.count, by: 1600) { found += detector.push(mono[start..<min(mono.count, start + 1600)]) }
+                report(found + detector.finish())
+                return
+            }
+            let embedding = try SoundEmbedding.bundled()
+            let sounds = try store.loadSounds(threshold: threshold, embedding: embedding)
             if let trace {
-                // Every sound's score every 10 ms, for tuning: time, then one column per sound.
+                // Every sound's score every 100 ms, for tuning: time, then one column per sound.
+                let (times, columns) = SoundDetector.scores(of: mono, sounds: sounds, embedding: embedding)
                 var lines = ["time," + sounds.map(\.name).joined(separator: ",")]
-                let columns = sounds.map { SoundDetector.scores(of: mono, templates: $0.templates) }
-                for frame in 0..<(columns.first?.count ?? 0) {
-                    lines.append(String(format: "%.2f", Double(frame + 1) * 0.01) + "," + columns.map { String(format: "%.3f", $0[frame]) }.joined(separator: ","))
+                for (i, time) in times.enumerated() {
+                    lines.append(String(format: "%.2f", time) + "," + columns.map { String(format: "%.3f", $0[i]) }.joined(separator: ","))
                 }
                 try AtomicFile.write(Data(lines.joined(separator: "\n").utf8), to: trace)
-                let marks = LandmarkAnalyzer.landmarks(of: mono)
-                Terminal.note(String(format: "recording: %.2f landmarks per frame", Double(marks.reduce(0) { $0 + $1.nonzeroBitCount }) / Double(max(1, marks.count))))
                 for sound in sounds {
-                    Terminal.note(String(format: "%@: threshold %.3f", sound.name, sound.threshold))
-                    for template in sound.templates {
-                        Terminal.note(String(format: "%@: %d frames, %.2f landmarks per frame", sound.name, template.frames.count, Double(template.landmarkCount) / Double(template.frames.count)))
-                    }
+                    Terminal.note(String(format: "%@: threshold %.3f, %d prints", sound.name, sound.threshold, sound.prints.count / embedding.size))
                 }
             }
-            let detector = SoundDetector(sounds: sounds)
+            let detector = SoundDetector(sounds: sounds, embedding: embedding)
             var found: [SoundDetection] = []
             for start in stride(from: 0, to: mono.count, by: 1600) { found += detector.push(mono[start..<min(mono.count, start + 1600)]) }
             report(found + detector.finish())
@@ -192,9 +189,10 @@ struct SoundsCommand: ParsableCommand {
                 throw EarshotError.invalidArgument("\(file): longer than 30 s: cut it to the false alarm")
             }
             let store = try store.open()
-            let before = try store.loadSounds(threshold: nil).first { $0.name == name }
+            let embedding = try SoundEmbedding.bundled()
+            let before = try store.loadSounds(threshold: nil, embedding: embedding).first { $0.name == name }
             try store.add(SoundStore.Clip(role: .rejected, source: (file as NSString).lastPathComponent, samples: samples), to: name)
-            let after = try store.loadSounds(threshold: nil).first { $0.name == name }
+            let after = try store.loadSounds(threshold: nil, embedding: embedding).first { $0.name == name }
             print(String(format: "'%@' will not be announced for this again (threshold %.2f, was %.2f)", name, after?.threshold ?? 0, before?.threshold ?? 0))
         }
     }
@@ -217,15 +215,33 @@ struct SoundsCommand: ParsableCommand {
 }
 
 extension SoundStore {
-    /// Every enrolled sound with its templates and threshold, ready to listen for.
-    func loadSounds(threshold: Double?) throws -> [SoundDetector.Sound] {
+    /// Every enrolled sound with its prints and threshold, ready to listen for.
+    func loadSounds(threshold: Double?, embedding: SoundEmbedding) throws -> [SoundDetector.Sound] {
         try summaries().map { summary in
             let clips = try clips(of: summary.name)
             var sound = try SoundDetector.Sound(
                 name: summary.name, enrollments: clips.filter { $0.role == .enrollment }.map(\.samples),
-                negatives: clips.filter { $0.role != .enrollment }.map(\.samples))
+                negatives: clips.filter { $0.role != .enrollment }.map(\.samples), embedding: embedding)
             if let threshold { sound.threshold = threshold }
             return sound
+        }
+    }
+
+    /// The enrolled sounds as the landmark method hears them; those with nothing tonal to hold
+    /// on to are left out, with a note.
+    func loadLandmarkSounds(threshold: Double?) throws -> [LandmarkDetector.Sound] {
+        try summaries().compactMap { summary in
+            let clips = try clips(of: summary.name)
+            do {
+                var sound = try LandmarkDetector.Sound(
+                    name: summary.name, enrollments: clips.filter { $0.role == .enrollment }.map(\.samples),
+                    negatives: clips.filter { $0.role != .enrollment }.map(\.samples))
+                if let threshold { sound.threshold = threshold }
+                return sound
+            } catch let error as SoundMatchError {
+                Terminal.note("\(error.description): the landmark method leaves it out")
+                return nil
+            }
         }
     }
 

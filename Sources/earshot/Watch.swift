@@ -194,7 +194,7 @@ final class Listening {
     /// A new stream (the device came back): its clock starts again at zero.
     func restart() {
         alertDetector?.reset()
-        soundDetector = soundDetector.map { SoundDetector(sounds: $0.sounds) }
+        soundDetector = soundDetector.map { SoundDetector(sounds: $0.sounds, embedding: $0.embedding) }
         history.removeAll(keepingCapacity: true)
         heardSamples = 0
         sounding = [:]
@@ -277,12 +277,13 @@ final class Listening {
         guard let store else { return }
         let now = try store.revision()
         guard now != revision else { return }
-        let loaded = try store.loadSounds(threshold: nil)
+        let embedding = try SoundEmbedding.bundled()
+        let loaded = try store.loadSounds(threshold: nil, embedding: embedding)
         if revision != nil { Terminal.note("enrolled sounds changed: \(loaded.map(\.name).joined(separator: ", "))") }
         revision = now
         // A sound mid-announcement keeps its key; a removed one is forgotten.
         sounding = sounding.filter { name, _ in loaded.contains { $0.name == name } }
-        soundDetector = loaded.isEmpty ? nil : SoundDetector(sounds: loaded)
+        soundDetector = loaded.isEmpty ? nil : SoundDetector(sounds: loaded, embedding: embedding)
     }
 }
 

@@ -86,3 +86,16 @@ public func safeTensors(header: [String: Any], body: Data) throws -> SafeTensors
     let length = withUnsafeBytes(of: UInt64(json.count).littleEndian) { Data($0) }
     return try SafeTensors(data: length + json + body)
 }
+
+/// The signal `training/train.py` and `training/train_sounds.py` compute their parity outputs
+/// from, computed here the same way.
+public func paritySignal(count: Int) -> [Float] {
+    (0..<count).map { n in
+        let t = Double(n) / 16_000
+        let hashed = (Int64(n) &* 1_103_515_245 &+ 12_345) % 2_147_483_648
+        let noise = Double(hashed) / 2_147_483_648 - 0.5
+        let keyed = t.truncatingRemainder(dividingBy: 4) < 2.5 && t.truncatingRemainder(dividingBy: 1) < 0.5
+        let phase = 2 * Double.pi * (1000 * t - 400 / (2 * Double.pi * 0.25) * cos(2 * Double.pi * 0.25 * t))
+        return Float(0.3 * sin(2 * Double.pi * 3100 * t) * (keyed ? 1 : 0) + 0.1 * sin(phase) * (t > 1.5 ? 1 : 0) + 0.05 * noise)
+    }
+}

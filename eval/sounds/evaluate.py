@@ -100,7 +100,7 @@ def main():
     p.add_argument("--earshot", default=".build/release/earshot")
     p.add_argument("--data", default="../shared/data")
     p.add_argument("--out", default="eval/data/sounds")
-    p.add_argument("--methods", default="landmarks,peaks")
+    p.add_argument("--methods", default="embedding,landmarks,peaks")
     p.add_argument("--quiet-minutes", type=float, default=60)
     p.add_argument("--only", default=None, help="sounds whose names hold this text (quicker runs)")
     p.add_argument("--seed", type=int, default=7)
@@ -184,7 +184,11 @@ def evaluate(a, work):
                     wrong = any(offset + DISTRACTOR <= d["start"] <= offset + DISTRACTOR + 3 for d in found)
                     rows.append({"snr": snr, "bed": kind, "hit": bool(hit), "delay": hit[0] if hit else None, "distractor": wrong})
                 per_sound[name] = rows
-            results[method] = (per_sound, len(false_alarms.result()) if false_alarms else 0)
+            quiet_found = false_alarms.result() if false_alarms else []
+            for name in names:
+                per_sound[name + " false"] = sum(d["sound"] == name for d in quiet_found)
+            by_bed = {b: sum(BEDS[int(d["start"] // 60) % len(BEDS)] == b for d in quiet_found) for b in BEDS}
+            results[method] = (per_sound, len(quiet_found), by_bed)
     report(a, sounds, refused, results, minutes)
 
 
@@ -201,7 +205,7 @@ def report(a, sounds, refused, results, minutes):
         print(f"\n{group} ({len(chosen)} sounds)\n")
         print("| method | " + " | ".join(f"{snr} dB" for snr in SNRS) + " | recall 0–20 dB | ≥ 10 dB | distractors reported | false alarms / h | median delay |")
         print("| --- " * 11 + "|")
-        for method, (per_sound, false_alarms) in results.items():
+        for method, (per_sound, false_alarms, _) in results.items():
             rows = [r for n in chosen for r in per_sound[n]]
             per = [np.mean([r["hit"] for r in rows if r["snr"] == snr]) for snr in SNRS]
             loud = np.mean([r["hit"] for r in rows if r["snr"] >= 10])
@@ -209,19 +213,21 @@ def report(a, sounds, refused, results, minutes):
             fa = f"{false_alarms / minutes * 60:.1f}" if group == "all" else ""
             print(f"| {method} | " + " | ".join(f"{v:.2f}" for v in per) + f" | {np.mean([r['hit'] for r in rows]):.2f} | {loud:.2f} | "
                   f"{np.mean([r['distractor'] for r in rows]):.1%} | {fa} | {np.median(delays) if delays else float('nan'):.2f} s |")
-    print("\nper sound: recall 0–20 dB (" + ", ".join(results) + ")\n")
+    print("\nper sound: recall 0–20 dB / false alarms an hour with every sound enrolled (" + ", ".join(results) + ")\n")
     print("| sound | group | source | takes | " + " | ".join(results) + " |")
     print("| --- " * (4 + len(results)) + "|")
     for name in names:
         s = sounds[name]
-        cells = [f"{np.mean([r['hit'] for r in per[name]]):.2f}" if per[name] else "refused" for per, _ in results.values()]
+        cells = [f"{np.mean([r['hit'] for r in per[name]]):.2f} / {per[name + ' false'] / minutes * 60:.0f}" if per[name] else "refused"
+                 for per, _, _ in results.values()]
         print(f"| {name} | {s['group']} | {'real takes' if s['real'] else 're-recorded file'} | {len(s['takes'])} | " + " | ".join(cells) + " |")
-    print("\nper background, recall 0–20 dB\n")
+    print("\nper background: recall 0–20 dB / false alarms an hour\n")
     print("| method | " + " | ".join(BEDS) + " |")
     print("| --- " * (1 + len(BEDS)) + "|")
-    for method, (per_sound, _) in results.items():
+    for method, (per_sound, _, by_bed) in results.items():
         rows = [r for n in names for r in per_sound[n]]
-        print(f"| {method} | " + " | ".join(f"{np.mean([r['hit'] for r in rows if r['bed'] == b]):.2f}" for b in BEDS) + " |")
+        hours = minutes / 60 / len(BEDS)
+        print(f"| {method} | " + " | ".join(f"{np.mean([r['hit'] for r in rows if r['bed'] == b]):.2f} / {by_bed[b] / hours:.0f}" for b in BEDS) + " |")
 
 
 if __name__ == "__main__":
