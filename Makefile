@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture train train-enhance espeak fixtures venv clean
+.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture train train-enhance train-sounds espeak fixtures venv clean
 
 all: build
 
@@ -261,6 +261,12 @@ train: release venv espeak
 train-enhance: venv
 	$(VENV)/bin/pip install -q -r requirements-train.txt
 	$(PYTHON) training/train_suppressor.py --data ../shared/data
+
+# The sound matcher of `earshot sounds` and `watch`: an embedding trained on re-recordings of
+# synthetic and read sources, and its bank of non-target audio (docs/sound-matcher-model-card.md).
+train-sounds: release venv
+	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(PYTHON) training/train_sounds.py --data ../shared/data --sources 3000 --epochs 30
 
 espeak:
 	@command -v espeak-ng >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng >/dev/null; }

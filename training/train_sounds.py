@@ -172,6 +172,18 @@ def dataset(args, rng):
     return np.stack(inputs), np.array(labels)
 
 
+def background_windows(args, rng, count):
+    """`count` windows of the training's backgrounds alone, at any level: what no enrolled sound
+    is, each a negative of every sound."""
+    views = Views(args.data, rng)
+    out = []
+    for _ in range(count):
+        bed = views.background(int(SOURCE_SECONDS * RATE))
+        bed = bed / (np.abs(bed).max() + 1e-9) * 10 ** (rng.uniform(-40, -6) / 20)
+        out.append(window_of(bed, rng))
+    return np.stack(out)
+
+
 def embed(model, x):
     return F.normalize(model(x), dim=1)
 
@@ -187,14 +199,16 @@ def contrastive(z, labels, temperature):
 
 
 def batches(labels, rng, groups):
-    """Batches of `groups` labels with all their views."""
-    unique = np.unique(labels)
+    """Batches of `groups` sounds with all their views, and as many backgrounds."""
+    unique = np.unique(labels[labels >= 0])
     rng.shuffle(unique)
     by = {}
     for i, l in enumerate(labels):
         by.setdefault(l, []).append(i)
+    backgrounds = np.nonzero(labels < 0)[0]
     for k in range(0, len(unique) - groups + 1, groups):
-        yield np.concatenate([by[l] for l in unique[k:k + groups]])
+        extra = rng.choice(backgrounds, size=min(len(backgrounds), groups), replace=False) if len(backgrounds) else []
+        yield np.concatenate([np.concatenate([by[l] for l in unique[k:k + groups]]), extra]).astype(np.int64)
 
 
 def bank_audio(data, rng, minutes):
@@ -276,6 +290,8 @@ def main():
     p.add_argument("--sources", type=int, default=3000)
     p.add_argument("--views", type=int, default=3)
     p.add_argument("--epochs", type=int, default=40)
+    p.add_argument("--backgrounds", type=int, default=0, help="windows of background alone, negatives of every sound")
+    p.add_argument("--from-embedding", default=None, help="start from an exported embedding (safetensors) instead of the detector")
     p.add_argument("--groups", type=int, default=64, help="labels a batch holds")
     p.add_argument("--learning-rate", type=float, default=2e-3)
     p.add_argument("--temperature", type=float, default=0.1)
@@ -304,11 +320,23 @@ def main():
     else:
         x, y = dataset(a, rng)
         np.savez(cache, x=x, y=y)
-    print(f"{len(np.unique(y))} sounds, {len(y)} views", flush=True)
-    held = np.isin(y // 2, np.arange(0, len(np.unique(y)) // 2, 10))  # every tenth source, to watch
+    if a.backgrounds:
+        bcache = f"{a.work}/backgrounds_{a.seed}_{a.backgrounds}.npy"
+        if os.path.exists(bcache):
+            b = np.load(bcache)
+        else:
+            b = background_windows(a, rng, a.backgrounds)
+            np.save(bcache, b)
+        # Each background its own label, below every sound's: a negative of them all.
+        x, y = np.concatenate([x, b]), np.concatenate([y, -1 - np.arange(len(b))])
+    print(f"{len(np.unique(y[y >= 0]))} sounds, {len(y)} views, {int((y < 0).sum())} backgrounds", flush=True)
+    # Every tenth source and background, to watch.
+    held = np.where(y >= 0, np.isin(y // 2, np.arange(0, int(y.max()) // 2 + 1, 10)), np.arange(len(y)) % 10 == 0)
     xt, yt, xv, yv = torch.from_numpy(x[~held]), torch.from_numpy(y[~held]), torch.from_numpy(x[held]), torch.from_numpy(y[held])
     model = detector.AlertNet(outputs=EMBEDDING)
-    if a.init:
+    if a.from_embedding:
+        detector.warm_start(model, a.from_embedding)
+    elif a.init:
         from safetensors.torch import load_file
         t = load_file(a.init)
         with torch.no_grad():
@@ -317,7 +345,7 @@ def main():
             for norm in model.norms:
                 norm.weight.fill_(1); norm.bias.zero_(); norm.running_mean.zero_(); norm.running_var.fill_(1 - norm.eps)
     opt = torch.optim.AdamW(model.parameters(), lr=a.learning_rate, weight_decay=1e-4)
-    steps = a.epochs * (len(np.unique(y[~held])) // a.groups)
+    steps = a.epochs * (len(np.unique(y[~held & (y >= 0)])) // a.groups)
     sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=a.learning_rate, total_steps=max(1, steps))
     for epoch in range(a.epochs):
         model.train()

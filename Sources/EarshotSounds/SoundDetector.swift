@@ -12,43 +12,59 @@ public struct SoundDetection: Equatable, Sendable {
 }
 
 /// Listens for enrolled sounds in 16 kHz audio, block by block: every 100 ms the embedding of
-/// the last second (`SoundEmbedding`), scored against each sound's enrollment as the best cosine
-/// with any second of it; an announcement when the score reaches the sound's threshold, the
+/// the last second (`SoundEmbedding`), scored against each sound's enrollment as a run: the mean
+/// cosine of the stream's last `run` embeddings with as many consecutive ones of the enrollment,
+/// at the best point of it (a chance likeness of one second to another is common; of several in
+/// a row, in order, rare). An announcement when the score reaches the sound's threshold, the
 /// event held while it stays within 0.05 of it (and 0.3 s after).
 public final class SoundDetector {
+    /// Embeddings a run holds: half a second of the stream.
+    public static let run = 5
+
     public struct Sound: Sendable {
         public var name: String
-        /// The enrollment's embeddings, count × size: each second of each recording.
+        /// The enrollment's embeddings, count × size: each second of each recording, 100 ms apart.
         public var prints: [Float]
+        /// For each print, how many prints before it come from the same recording.
+        public var runBack: [Int]
         public var threshold: Double
 
-        public init(name: String, prints: [Float], threshold: Double) {
+        public init(name: String, prints: [Float], runBack: [Int], threshold: Double) {
             self.name = name
             self.prints = prints
+            self.runBack = runBack
             self.threshold = threshold
         }
 
         /// The least score announced, whatever the bank says.
         public static let baseThreshold = 0.6
         public static let highestThreshold = 0.97
-        /// Above the best score on the bank: the bank is a sample of hours, not every moment.
-        public static let bankMargin = 0.04
+        /// How far above the best single embedding on the bank: the bank is a sample of hours,
+        /// not every moment of them, and a run scores below its best moment.
+        public static let bankMargin = 0.0
         /// Above the best score on what the user said the sound is not.
         public static let negativeMargin = 0.03
 
         /// A sound from its enrollment recordings (clips cut to the sound, `EnrollmentClip`),
-        /// its threshold set for the false-alarm rate of the bank — above the best its prints
-        /// score on hours of audio that is no one's sound — and above everything the user said
-        /// it is not (room tone, rejected false alarms).
+        /// its threshold set for the false-alarm rate of the bank — at the best any of its
+        /// prints scores on hours of audio that is no one's sound — and above everything the
+        /// user said it is not (room tone, rejected false alarms).
         public init(name: String, enrollments: [[Float]], negatives: [[Float]], embedding: SoundEmbedding) throws {
             guard !enrollments.isEmpty else { throw EarshotError.invalidArgument("'\(name)' has no recording to listen for") }
-            let prints = enrollments.flatMap { Self.prints(of: $0, embedding: embedding) }
+            var prints: [Float] = [], runBack: [Int] = []
+            for clip in enrollments {
+                let more = Self.prints(of: clip, embedding: embedding)
+                runBack += (0..<(more.count / embedding.size))
+                prints += more
+            }
+            var sound = Sound(name: name, prints: prints, runBack: runBack, threshold: 0)
             var threshold = max(Self.baseThreshold, Self.best(prints, against: embedding.bank, size: embedding.size) + Self.bankMargin)
             for negative in negatives {
-                let heard = embedding.embeddings(of: negative)
-                threshold = max(threshold, Self.best(prints, against: heard, size: embedding.size) + Self.negativeMargin)
+                let (_, scores) = SoundDetector.scores(of: negative, sounds: [sound], embedding: embedding)
+                threshold = max(threshold, (scores[0].max() ?? 0) + Self.negativeMargin)
             }
-            self.init(name: name, prints: prints, threshold: min(threshold, Self.highestThreshold))
+            sound.threshold = min(threshold, Self.highestThreshold)
+            self = sound
         }
 
         /// The embeddings a recording of the sound is known by: every second of it heard as a
@@ -72,7 +88,8 @@ public final class SoundDetector {
             let all = embedding.embeddings(of: padded)
             let size = embedding.size, count = all.count / size
             // Embedding j hears the second from 0.1·j s on: keep those starting from 0.3 s before
-            // the clip until half a second before its end.
+            // the clip until half a second before its end, 100 ms apart as the stream's are (a
+            // long sound's are spread, and a run along them is a faster one: rare).
             let step = SoundEmbedding.secondsPerEmbedding, leadSeconds = Double(lead) / rate
             let first = Int(((leadSeconds - 0.3) / step).rounded())
             let last = min(count - 1, max(first, Int(((leadSeconds + Double(clip.count) / rate - 0.5) / step).rounded())))
@@ -84,23 +101,54 @@ public final class SoundDetector {
         /// The best cosine between any of `prints` and any of `heard` (both count × size).
         static func best(_ prints: [Float], against heard: [Float], size: Int) -> Double {
             var best: Float = -1
-            prints.withUnsafeBufferPointer { p in
-                heard.withUnsafeBufferPointer { h in
-                    for j in 0..<(h.count / size) {
-                        best = max(best, score(p, h.baseAddress! + j * size, size: size))
-                    }
+            for j in 0..<(heard.count / size) {
+                for i in 0..<(prints.count / size) {
+                    var dot: Float = 0
+                    for k in 0..<size { dot += prints[i * size + k] * heard[j * size + k] }
+                    best = max(best, dot)
                 }
             }
             return Double(best)
         }
+    }
 
-        /// The best cosine of one embedding with any of `prints`.
-        static func score(_ prints: UnsafeBufferPointer<Float>, _ embedding: UnsafePointer<Float>, size: Int) -> Float {
-            var best: Float = -1
-            for i in 0..<(prints.count / size) {
+    /// One sound's run score as embeddings arrive: the last `run` rows of cosines with its
+    /// prints, kept in a ring made once.
+    struct RunScorer {
+        let prints: [Float], runBack: [Int], size: Int, length: Int
+        private var rows: [Float]
+        private var newest = -1, filled = 0
+
+        init(_ sound: Sound, size: Int) {
+            prints = sound.prints
+            runBack = sound.runBack
+            self.size = size
+            // A run no longer than the shortest recording's prints.
+            var shortest = Int.max, current = 0
+            for (j, back) in runBack.enumerated() {
+                current = back + 1
+                if j + 1 == runBack.count || runBack[j + 1] == 0 { shortest = min(shortest, current) }
+            }
+            length = max(1, min(SoundDetector.run, shortest))
+            rows = [Float](repeating: 0, count: length * runBack.count)
+        }
+
+        /// The run score once `length` embeddings have arrived; −1 before.
+        mutating func push(_ embedding: UnsafePointer<Float>) -> Float {
+            let count = runBack.count
+            newest = (newest + 1) % length
+            filled = min(filled + 1, length)
+            for i in 0..<count {
                 var dot: Float = 0
                 for k in 0..<size { dot += prints[i * size + k] * embedding[k] }
-                best = max(best, dot)
+                rows[newest * count + i] = dot
+            }
+            guard filled == length else { return -1 }
+            var best: Float = -1
+            for j in 0..<count where runBack[j] >= length - 1 {
+                var sum: Float = 0
+                for d in 0..<length { sum += rows[((newest - d + length) % length) * count + j - d] }
+                best = max(best, sum / Float(length))
             }
             return best
         }
@@ -108,6 +156,7 @@ public final class SoundDetector {
 
     private struct Tracking {
         let sound: Sound
+        var scorer: RunScorer
         var active: (start: Double, peak: Double, last: Double)?
     }
 
@@ -124,7 +173,7 @@ public final class SoundDetector {
         self.embedding = embedding
         stream = EmbeddingStream(embedding)
         size = embedding.size
-        tracking = sounds.map { Tracking(sound: $0, active: nil) }
+        tracking = sounds.map { Tracking(sound: $0, scorer: RunScorer($0, size: embedding.size), active: nil) }
     }
 
     /// Feeds 16 kHz samples; returns the detections that ended in them. `began` hears each
@@ -135,7 +184,7 @@ public final class SoundDetector {
             stream.push(buffer) { now, embedding in
                 embedding.withUnsafeBufferPointer { e in
                     for index in tracking.indices {
-                        let score = Double(tracking[index].sound.prints.withUnsafeBufferPointer { Sound.score($0, e.baseAddress!, size: size) })
+                        let score = Double(tracking[index].scorer.push(e.baseAddress!))
                         let threshold = tracking[index].sound.threshold
                         if var active = tracking[index].active {
                             if score >= threshold - Self.release {
@@ -163,16 +212,15 @@ public final class SoundDetector {
         return tracking.compactMap { t in t.active.map { SoundDetection(sound: t.sound.name, start: $0.start, end: $0.last, score: $0.peak) } }
     }
 
-    /// Each sound's score over a whole recording, one every 100 ms, with the time each
+    /// Each sound's run score over a whole recording, one every 100 ms, with the time each
     /// window ends.
     public static func scores(of samples: [Float], sounds: [Sound], embedding: SoundEmbedding) -> (times: [Double], scores: [[Double]]) {
         let heard = embedding.embeddings(of: samples), size = embedding.size
         let count = heard.count / size
         let times = (0..<count).map { Double((embedding.windowFrames + $0 * SoundEmbedding.stride) * AlertFeatures.hop) / AlertFeatures.sampleRate }
         let scores = sounds.map { sound in
-            sound.prints.withUnsafeBufferPointer { p in
-                heard.withUnsafeBufferPointer { h in (0..<count).map { Double(Sound.score(p, h.baseAddress! + $0 * size, size: size)) } }
-            }
+            var scorer = RunScorer(sound, size: size)
+            return heard.withUnsafeBufferPointer { h in (0..<count).map { Double(scorer.push(h.baseAddress! + $0 * size)) } }
         }
         return (times, scores)
     }
