@@ -63,6 +63,9 @@ let package = Package(
         .target(
             name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts"],
             resources: [.copy("Resources/SoundEmbedding.safetensors")]),
+        // The listening daemon's logic: the detectors fed as audio arrives, and the one policy
+        // for where events go (cooldown, quiet, hub, Home Assistant).
+        .target(name: "EarshotListening", dependencies: ["EarshotCore", "EarshotAlerts", "EarshotSounds", "EarshotHub", "EarshotHubClient"]),
         // What a producer links to reach a hub or a broker: the event vocabulary, the poster
         // with its spool, the follower, live frames, MQTT for Home Assistant, DNS-SD.
         .target(
@@ -94,7 +97,7 @@ let package = Package(
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts", "EarshotRoom", "EarshotAudiometry", "EarshotEnhance",
                 "EarshotSynthesis", "EarshotHearingAid", "EarshotHub", "EarshotHubClient", "EarshotSounds", "EarshotCapture",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "EarshotListening", .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Atomics", package: "swift-atomics"),
             ]
         ),
@@ -113,6 +116,7 @@ let package = Package(
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotTestSupport", "EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotTestSupport", "EarshotIO", "EarshotDSP"]),
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"], resources: [.copy("Fixtures")]),
+        .testTarget(name: "EarshotListeningTests", dependencies: ["EarshotTestSupport", "EarshotListening", "EarshotHub"]),
         .testTarget(name: "EarshotSoundsTests", dependencies: ["EarshotTestSupport", "EarshotSounds", "EarshotAlerts"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),

@@ -2,6 +2,7 @@ import ArgumentParser
 import EarshotAlerts
 import EarshotCore
 import EarshotIO
+import EarshotListening
 import Foundation
 
 /// `earshot detect`: the alerts in a recording, one line per event.
@@ -28,10 +29,11 @@ struct Detect: ParsableCommand {
     @OptionGroup var mqtt: MQTTOptions
 
     func run() throws {
-        let outlets = try EventOutlets(hub: hub, mqtt: mqtt)
+        let fanOut = EventFanOut(poster: try hub.poster(), bridge: try mqtt.bridge())
+        let started = Date()
         func report(_ change: AlertEventTracker.Change) {
             format.print(change)
-            outlets.send(change)
+            fanOut.alert(change, from: started)
         }
         let network = try AlertNetwork.bundled()
         let settings = try alerts.settings(for: network)
@@ -43,6 +45,6 @@ struct Detect: ParsableCommand {
         let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges(report) })
         try runner.run(source: source, chain: chain, sink: DiscardingSink())
         detector.finish(report)
-        outlets.close()
+        fanOut.finish()
     }
 }

@@ -1,6 +1,8 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotIO
+import EarshotListening
+import EarshotHubClient
 import Foundation
 
 /// An alert event as every command writes it: `{"class","start","end","confidence"}`, times
@@ -31,6 +33,20 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
         default: break
         }
         fflush(nil)  // each event as it is found, even into a pipe
+    }
+
+    /// One announcement of `watch` on stdout, as it happens.
+    func print(_ announcement: EventFanOut.Announcement) {
+        let stamp = StoredEvent.iso8601(announcement.time.timeIntervalSince1970)
+        switch self {
+        case .jsonl:
+            Swift.print(String(format: #"{"kind":"%@","label":"%@","time":"%@","confidence":%.2f,"quiet":%@}"#,
+                               announcement.kind.rawValue, announcement.label, stamp, announcement.confidence, announcement.quiet ? "true" : "false"))
+        case .text:
+            Swift.print(String(format: "%@  %@ %@ (%.2f)%@", stamp, announcement.kind.rawValue, announcement.label, announcement.confidence,
+                               announcement.quiet ? "  [quiet]" : ""))
+        }
+        fflush(nil)  // each event as it is announced, even into a pipe
     }
 
     /// One `EventRecord` as a line, keys in the schema's order.

@@ -4,6 +4,7 @@ import EarshotAudiometry
 import EarshotCore
 import EarshotHub
 import EarshotHubClient
+import EarshotListening
 import Foundation
 
 /// `earshot serve`: the hub other devices follow.
@@ -154,12 +155,7 @@ struct HubOptions: ParsableArguments {
     }
 }
 
-extension HubPoster {
-    /// Queues a detected alert; its time is when it began.
-    func submit(_ event: AlertEvent, startedAt origin: Date) {
-        submit(kind: .alert, label: event.alertClass.rawValue, time: origin.addingTimeInterval(event.start), confidence: event.confidence)
-    }
-
+extension EventFanOut {
     /// At the end of a run: waits a while for the hub, and says what could not be sent.
     func finish() {
         let unsent = close(waitingUpTo: 10)
@@ -189,38 +185,6 @@ struct MQTTOptions: ParsableArguments {
         guard let mqtt else { return nil }
         return try HomeAssistantBridge(url: mqtt, node: node ?? ProcessInfo.processInfo.hostName,
                                        eventLabels: AlertClass.allCases.map(\.rawValue) + extraLabels, version: Earshot.version)
-    }
-}
-
-/// Where a producer's events go besides its own output: a hub, Home Assistant, both or neither.
-struct EventOutlets {
-    let poster: HubPoster?
-    let bridge: HomeAssistantBridge?
-    let started = Date()
-
-    init(hub: HubOptions, mqtt: MQTTOptions) throws {
-        poster = try hub.poster()
-        bridge = try mqtt.bridge()
-    }
-
-    /// An alert began (announce it) or ended (the sound sensor goes off). With Home Assistant's
-    /// listening switch off or its snooze running, alerts go nowhere.
-    func send(_ change: AlertEventTracker.Change) {
-        switch change {
-        case .began(let event):
-            guard bridge?.isAnnouncing ?? true else { return }
-            poster?.submit(event, startedAt: started)
-            bridge?.publishSound(true)
-            bridge?.publishEvent(kind: "alert", label: event.alertClass.rawValue, time: started.addingTimeInterval(event.start),
-                                 confidence: event.confidence)
-        case .ended:
-            bridge?.publishSound(false)
-        }
-    }
-
-    func close() {
-        poster?.finish()
-        bridge?.close()
     }
 }
 

@@ -5,6 +5,7 @@ import EarshotHearingAid
 import EarshotDSP
 import EarshotEnhance
 import EarshotIO
+import EarshotListening
 import Foundation
 
 /// `earshot listen`: the hearing-aid path, microphone to headphones: noise reduced, alerts
@@ -67,7 +68,8 @@ struct Listen: ParsableCommand {
             enhance: enhance, model: suppression.model, strengthDB: suppression.strength, detector: network,
             alertSettings: try network.map(sensitivity.settings), separate: separate,
             amplification: try fit?.compression(calibration: profile), maximumOutputDBFS: ceilingDBFS)
-        let outlets = try EventOutlets(hub: hub, mqtt: mqtt)
+        let fanOut = EventFanOut(poster: try hub.poster(), bridge: try mqtt.bridge())
+        let started = Date()
         installInterruptHandler()
         var heard: [AlertEvent] = []
         var sounding = 0
@@ -81,7 +83,7 @@ struct Listen: ParsableCommand {
                 Terminal.note(String(format: "%.2f s: %@ ended", event.end, event.alertClass.rawValue))
                 heard.append(event)
             }
-            outlets.send(change)
+            fanOut.alert(change, from: started)
         }
         if input == nil && output == nil {
             try listenLive(chain, announce: announce, alerting: { sounding > 0 })
@@ -89,7 +91,7 @@ struct Listen: ParsableCommand {
             try listenThroughFiles(chain, announce: announce)
         }
         chain.detector?.finish(announce)
-        outlets.close()
+        fanOut.finish()
         if let events {
             try AtomicFile.write(Data(heard.map { EventFormat.jsonLine($0) + "\n" }.joined().utf8), to: events)
         }
