@@ -107,7 +107,7 @@ let package = Package(
             name: "earshot-bench",
             dependencies: [
                 "EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAudiometry", "EarshotEnhance", "EarshotAlerts", "EarshotSynthesis",
-                "EarshotHearingAid", "EarshotCapture", "CAllocationCounter", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                "EarshotHearingAid", "EarshotCapture", "EarshotSounds", "CAllocationCounter", .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             path: "Benchmarks/EarshotBench"),
 

@@ -1,7 +1,7 @@
 // `make bench`: speed of Earshot's building blocks as real-time factors (seconds of work per
 // second of audio on one core; below 1 is faster than real time), and whole-file conversion
 // against sox measured in the same run; then the hearing-test procedures on a simulated
-// population. `earshot-bench core|enhance|capture|room|audiometry` runs one group.
+// population. `earshot-bench core|enhance|sounds|capture|room|audiometry` runs one group.
 import CAllocationCounter
 import EarshotAlerts
 import EarshotAudiometry
@@ -11,6 +11,7 @@ import EarshotHearingAid
 import EarshotDSP
 import EarshotEnhance
 import EarshotIO
+import EarshotSounds
 import Foundation
 
 /// Best of `repeats` runs: the least disturbed by whatever else the machine is doing.
@@ -189,6 +190,35 @@ func enhanceRows(_ table: inout Table) throws {
     }
 }
 
+/// `watch`'s matcher of the user's own sounds: three enrolled sounds, fed 100 ms at a time at
+/// 16 kHz as `watch` feeds them, with its slowest block against the 100 ms it has.
+func soundRows(_ table: inout Table) throws {
+    let embedding = try SoundEmbedding.bundled()
+    let sounds = try (0..<3).map { k in
+        let tone = (0..<24_000).map { n in Float(0.3 * sin(2 * Double.pi * Double(500 + 300 * k) * Double(n) / 16_000)) }
+        return try SoundDetector.Sound(name: "sound\(k)", enrollments: [tone], negatives: [], embedding: embedding)
+    }
+    var random = SeededRandom(seed: 4)
+    let audio = (0..<(16_000 * 30)).map { _ in Float.random(in: -0.1...0.1, using: &random) }
+    var slowest = UInt64.max, allocations: Int?
+    let seconds = best(3) {
+        let detector = SoundDetector(sounds: sounds, embedding: embedding)
+        var worst: UInt64 = 0
+        allocation_counter_start()
+        for start in stride(from: 0, to: audio.count, by: 1600) {
+            let began = DispatchTime.now().uptimeNanoseconds
+            _ = detector.push(audio[start..<min(audio.count, start + 1600)])
+            worst = max(worst, DispatchTime.now().uptimeNanoseconds - began)
+        }
+        let counted = allocation_counter_stop()
+        allocations = allocationCounterWorks ? Int(counted) : nil
+        slowest = min(slowest, worst)
+    }
+    table.add("Own-sound matcher (embedding every 100 ms, runs against 3 sounds), 16 kHz, 1600-sample blocks", realTimeFactor: seconds / 30,
+              String(format: "worst block %.0f µs = %.1f %% of its 100 ms; ", Double(slowest) / 1e3, Double(slowest) / 1e6 / 100 * 100)
+                  + allocationNote(allocations))
+}
+
 /// The capture path's own processors: the echo canceller (microphone and far end in, 5 ms
 /// frames) and the automatic gain control, with their slowest block against its deadline.
 /// The canceller is measured with 0.5 s of echo path, as for files, and with the 1 s it models
@@ -225,6 +255,7 @@ let group = CommandLine.arguments.dropFirst().first
 var table = Table()
 if group == nil || group == "core" { try coreRows(&table) }
 if group == nil || group == "enhance" { try enhanceRows(&table) }
+if group == nil || group == "sounds" { try soundRows(&table) }
 if group == nil || group == "capture" { try captureRows(&table) }
 if group == nil || group == "room" { try roomRows(&table) }
 if !table.rows.isEmpty {
