@@ -33,6 +33,7 @@ struct Amplify: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
+        try refuseOverwriting(output, inputs: [input])
         guard let fit = try fitting.fitting() else {
             throw EarshotError.invalidArgument("amplify needs the listener's audiogram: --audiogram FILE.json or a stored test's id")
         }

@@ -93,6 +93,7 @@ struct Capture: ParsableCommand {
     }
 
     func run() throws {
+        try refuseOverwriting(output, inputs: [input, far, play])
         if let input { try processFile(input) } else { try captureLive() }
     }
 

@@ -31,6 +31,7 @@ struct Convert: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
+        try refuseOverwriting(output, inputs: [input])
         let source = try raw.openSource(input)
         var converted: AudioSource = source
         if let channels, channels != converted.channelCount {

@@ -29,6 +29,7 @@ struct Enhance: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
+        try refuseOverwriting(output, inputs: [input])
         let suppressor = try NoiseSuppressor(model: suppression.model, strengthDB: suppression.strength)
         let source = try raw.openSource(input)
         let run = NativeRateRun(source: source, output: output, raw: raw, channelCount: source.channelCount, label: "Enhancing")

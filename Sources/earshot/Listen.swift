@@ -61,6 +61,7 @@ struct Listen: ParsableCommand {
     var verbose = false
 
     func run() throws {
+        try refuseOverwriting(output, inputs: [input])
         let network = alerts ? try AlertNetwork.bundled() : nil
         let fit = try fitting.fitting(), profile = try fitting.profile()
         let ceilingDBFS = min(ceiling.maxOutputDbfs, try fit?.ceilingDBFS(calibration: profile) ?? 0)

@@ -42,6 +42,7 @@ struct RoomIterate: ParsableCommand {
     var sampleFormat: SampleFormat?
 
     func run() throws {
+        try refuseOverwriting(output, inputs: [source, ir])
         guard (1...1000).contains(generations) else {
             throw EarshotError.invalidArgument("--generations must be 1–1000, not \(generations)")
         }

@@ -135,6 +135,11 @@ import Testing
         Case(arguments: ["listen", "good.wav", "-o", "out.wav", "--max-output-dbfs", "nan"], message: "--max-output-dbfs must be between -60 and 0"),
         Case(arguments: ["room", "measure", "-o", "ir.wav", "--max-output-dbfs", "-70"], message: "--max-output-dbfs must be between -60 and 0"),
         Case(arguments: ["convert", "good.wav", "-o", "out.wav", "--rate", "fast"], message: "'fast' is invalid"),
+        // An output that is the input, however named: refused, the recording intact.
+        Case(arguments: ["enhance", "good.wav", "-o", "good.wav"], message: "the output good.wav is the input good.wav"),
+        Case(arguments: ["convert", "good.wav", "-o", "./good.wav"], message: "is the input"),
+        Case(arguments: ["convert", "link.wav", "-o", "good.wav"], message: "is the input"),
+        Case(arguments: ["listen", "good.wav", "-o", "good.wav"], message: "is the input"),
     ]
 
     /// A directory of bad (and one good) input files.
@@ -146,6 +151,7 @@ import Testing
         try Data(try Data(contentsOf: URL(fileURLWithPath: good)).prefix(10_000)).write(to: dir.appendingPathComponent("truncated.wav"))
         try writeFloatWAV([], to: dir.appendingPathComponent("empty.wav"))
         try writeFloatWAV([0.1, .nan, 0.2], to: dir.appendingPathComponent("nan.wav"))
+        try FileManager.default.createSymbolicLink(atPath: dir.appendingPathComponent("link.wav").path, withDestinationPath: "good.wav")
     }
 
     @Test(arguments: cases)
