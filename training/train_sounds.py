@@ -75,8 +75,11 @@ def excerpt(rng, x, seconds):
     return x[start:start + n]
 
 
-def sources(rng, data, earshot, count, work):
-    """`count` source sounds of SOURCE_SECONDS, each peak-normalised."""
+def sources(rng, data, earshot, count, work, real_music=None):
+    """`count` source sounds of SOURCE_SECONDS, each peak-normalised; with `real_music` (a folder
+    of Debian's game soundtracks, `package_music.py`) a fifth of them real music."""
+    tracks = sorted(glob.glob(f"{real_music}/**/*.ogg", recursive=True))[::3] if real_music else []
+    music = [rr.load(p)[: 60 * RATE] for p in tracks[:120]]
     speech = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
     digits = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/fsdd/*.wav"))[::5]]
     alerts = []
@@ -89,7 +92,9 @@ def sources(rng, data, earshot, count, work):
     out = []
     while len(out) < count:
         kind = rng.random()
-        if kind < 0.35:
+        if music and rng.random() < 0.2:
+            x = excerpt(rng, music[rng.integers(len(music))], SOURCE_SECONDS)
+        elif kind < 0.35:
             x = tonal_music.piece(np.random.default_rng(tonal_music.TRAIN_SEEDS + 590_000 + len(out)), SOURCE_SECONDS + 0.2)
         elif kind < 0.6:
             x = beeps(rng, SOURCE_SECONDS)
@@ -156,7 +161,7 @@ def window_of(x, rng):
 
 
 def dataset(args, rng):
-    srcs = sources(rng, args.data, args.earshot, args.sources, args.work)
+    srcs = sources(rng, args.data, args.earshot, args.sources, args.work, args.real_music)
     views = Views(args.data, rng)
     inputs, labels = [], []
     t0 = time.time()
@@ -291,6 +296,7 @@ def main():
     p.add_argument("--views", type=int, default=3)
     p.add_argument("--epochs", type=int, default=40)
     p.add_argument("--backgrounds", type=int, default=0, help="windows of background alone, negatives of every sound")
+    p.add_argument("--real-music", default=None, help="a folder of real music (training/data/music) to take a fifth of the sources from")
     p.add_argument("--from-embedding", default=None, help="start from an exported embedding (safetensors) instead of the detector")
     p.add_argument("--groups", type=int, default=64, help="labels a batch holds")
     p.add_argument("--learning-rate", type=float, default=2e-3)
@@ -314,7 +320,7 @@ def main():
         training = json.dumps({"sources": a.sources, "views": a.views, "epochs": a.epochs, "seed": a.seed})
         write_parity(model, a.parity)
         return write_bank(model, a.weights, a.data, rng, a.bank_minutes, a.bank_points, {"training": training})
-    cache = f"{a.work}/views_{a.seed}_{a.sources}_{a.views}.npz"
+    cache = f"{a.work}/views_{a.seed}_{a.sources}_{a.views}{'_music' if a.real_music else ''}.npz"
     if os.path.exists(cache):
         d = np.load(cache); x, y = d["x"], d["y"]
     else:
