@@ -35,15 +35,18 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
         fflush(nil)  // each event as it is found, even into a pipe
     }
 
-    /// One announcement of `watch` on stdout, as it happens.
-    func print(_ announcement: EventFanOut.Announcement) {
+    /// One announcement of `watch` on stdout, as it happens; watching a file, with its
+    /// `position` there (seconds from the file's start).
+    func print(_ announcement: EventFanOut.Announcement, position: Double? = nil) {
         let stamp = StoredEvent.iso8601(announcement.time.timeIntervalSince1970)
         switch self {
         case .jsonl:
-            Swift.print(String(format: #"{"kind":"%@","label":"%@","time":"%@","confidence":%.2f,"quiet":%@}"#,
-                               announcement.kind.rawValue, announcement.label, stamp, announcement.confidence, announcement.quiet ? "true" : "false"))
+            let at = position.map { String(format: #","position":%.2f"#, $0) } ?? ""
+            Swift.print(String(format: #"{"kind":"%@","label":"%@","time":"%@"%@,"confidence":%.2f,"quiet":%@}"#,
+                               announcement.kind.rawValue, announcement.label, stamp, at, announcement.confidence, announcement.quiet ? "true" : "false"))
         case .text:
-            Swift.print(String(format: "%@  %@ %@ (%.2f)%@", stamp, announcement.kind.rawValue, announcement.label, announcement.confidence,
+            let at = position.map { String(format: "  at %.2f s", $0) } ?? ""
+            Swift.print(String(format: "%@  %@ %@ (%.2f)%@%@", stamp, announcement.kind.rawValue, announcement.label, announcement.confidence, at,
                                announcement.quiet ? "  [quiet]" : ""))
         }
         fflush(nil)  // each event as it is announced, even into a pipe

@@ -88,8 +88,11 @@ struct Watch: ParsableCommand {
             poster = spooled
             hubQuiet = HubQuietFollower(address: address)
         }
+        // Watching a file, each line also says where in it the event is.
+        let started = Date(), format = format, watchesFile = file != nil
         let fanOut = EventFanOut(poster: poster, hubQuiet: hubQuiet, bridge: try mqtt.bridge(extraLabels: listening.soundNames),
-                                 cooldown: cooldown, quietHours: try quietHours.map(Self.parse), write: format.print)
+                                 cooldown: cooldown, quietHours: try quietHours.map(Self.parse),
+                                 write: { format.print($0, position: watchesFile ? $0.time.timeIntervalSince(started) : nil) })
         defer {
             let unsent = fanOut.close(waitingUpTo: 5)
             if unsent > 0 { Terminal.note("\(unsent) event(s) not yet stored by the hub are kept in \(poster?.spool ?? "memory") for the next run") }
@@ -100,7 +103,6 @@ struct Watch: ParsableCommand {
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         if let file {
             let samples = try MatchingAudio(path: file).samples
-            let started = Date()
             for start in stride(from: 0, to: samples.count, by: Listening.blockFrames) where !interruptRequested.load(ordering: .relaxed) {
                 listening.hear(samples[start..<min(samples.count, start + Listening.blockFrames)], sessionStart: started)
             }

@@ -38,6 +38,9 @@ import Testing
 
             let every = try earshot("watch", "rings.wav", "--store", "s", "--no-alerts", "--cooldown", "0", in: dir)
             #expect(Self.lines(every.stdout).count == 4, "\(every.stdout)")
+            // Watching a file, each event says where in it the ring is: about a second after each.
+            let positions = Self.lines(every.stdout).compactMap { $0["position"] as? Double }
+            #expect(positions.count == 4 && zip(positions, [4.0, 14, 24, 34]).allSatisfy { $0 > $1 && $0 < $1 + 2 }, "\(positions)")
 
             let quiet = try earshot("watch", "rings.wav", "--store", "s", "--no-alerts", "--quiet-hours", "\(Self.clock(-60))-\(Self.clock(60))", in: dir)
             let quietEvents = Self.lines(quiet.stdout)
