@@ -42,7 +42,7 @@ public final class LandmarkDetector {
     private struct Tracking {
         let sound: Sound
         let scorers: [LandmarkScorer]
-        var active: (start: Double, peak: Double, last: Double)?
+        var event: SoundEvent
     }
 
     private let analyzer = LandmarkAnalyzer()
@@ -55,7 +55,7 @@ public final class LandmarkDetector {
 
     public init(sounds: [Sound]) {
         self.sounds = sounds
-        tracking = sounds.map { Tracking(sound: $0, scorers: $0.templates.map(LandmarkScorer.init), active: nil) }
+        tracking = sounds.map { Tracking(sound: $0, scorers: $0.templates.map(LandmarkScorer.init), event: SoundEvent(sound: $0.name)) }
         longest = sounds.flatMap(\.templates).map(\.frames.count).max() ?? 1
     }
 
@@ -71,18 +71,8 @@ public final class LandmarkDetector {
             for index in tracking.indices {
                 let score = tracking[index].scorers.map { $0.score(frames[...]) }.max() ?? 0
                 let threshold = tracking[index].sound.threshold
-                if var active = tracking[index].active {
-                    if score >= 0.8 * threshold {
-                        active.last = now
-                        active.peak = max(active.peak, score)
-                        tracking[index].active = active
-                    } else if now - active.last > 0.3 {
-                        ended.append(SoundDetection(sound: tracking[index].sound.name, start: active.start, end: active.last, score: active.peak))
-                        tracking[index].active = nil
-                    }
-                } else if score >= threshold {
-                    tracking[index].active = (now, score, now)
-                    began(SoundDetection(sound: tracking[index].sound.name, start: now, end: now, score: score))
+                if let done = tracking[index].event.update(score, threshold: threshold, hold: 0.8 * threshold, now: now, began: began) {
+                    ended.append(done)
                 }
             }
         }
@@ -91,8 +81,7 @@ public final class LandmarkDetector {
 
     /// Ends what is still sounding at the end of the stream.
     public func finish() -> [SoundDetection] {
-        defer { for index in tracking.indices { tracking[index].active = nil } }
-        return tracking.compactMap { t in t.active.map { SoundDetection(sound: t.sound.name, start: $0.start, end: $0.last, score: $0.peak) } }
+        tracking.indices.compactMap { tracking[$0].event.finish() }
     }
 
     /// The best score of each sound over a whole recording, frame by frame (for calibration).

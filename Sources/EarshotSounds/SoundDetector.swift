@@ -157,7 +157,7 @@ public final class SoundDetector {
     private struct Tracking {
         let sound: Sound
         var scorer: RunScorer
-        var active: (start: Double, peak: Double, last: Double)?
+        var event: SoundEvent
     }
 
     private let stream: EmbeddingStream
@@ -173,7 +173,7 @@ public final class SoundDetector {
         self.embedding = embedding
         stream = EmbeddingStream(embedding)
         size = embedding.size
-        tracking = sounds.map { Tracking(sound: $0, scorer: RunScorer($0, size: embedding.size), active: nil) }
+        tracking = sounds.map { Tracking(sound: $0, scorer: RunScorer($0, size: embedding.size), event: SoundEvent(sound: $0.name)) }
     }
 
     /// Feeds 16 kHz samples; returns the detections that ended in them. `began` hears each
@@ -186,18 +186,8 @@ public final class SoundDetector {
                     for index in tracking.indices {
                         let score = Double(tracking[index].scorer.push(e.baseAddress!))
                         let threshold = tracking[index].sound.threshold
-                        if var active = tracking[index].active {
-                            if score >= threshold - Self.release {
-                                active.last = now
-                                active.peak = max(active.peak, score)
-                                tracking[index].active = active
-                            } else if now - active.last > 0.3 {
-                                ended.append(SoundDetection(sound: tracking[index].sound.name, start: active.start, end: active.last, score: active.peak))
-                                tracking[index].active = nil
-                            }
-                        } else if score >= threshold {
-                            tracking[index].active = (now, score, now)
-                            began(SoundDetection(sound: tracking[index].sound.name, start: now, end: now, score: score))
+                        if let done = tracking[index].event.update(score, threshold: threshold, hold: threshold - Self.release, now: now, began: began) {
+                            ended.append(done)
                         }
                     }
                 }
@@ -208,8 +198,7 @@ public final class SoundDetector {
 
     /// Ends what is still sounding at the end of the stream.
     public func finish() -> [SoundDetection] {
-        defer { for index in tracking.indices { tracking[index].active = nil } }
-        return tracking.compactMap { t in t.active.map { SoundDetection(sound: t.sound.name, start: $0.start, end: $0.last, score: $0.peak) } }
+        tracking.indices.compactMap { tracking[$0].event.finish() }
     }
 
     /// Each sound's run score over a whole recording, one every 100 ms, with the time each
