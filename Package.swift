@@ -58,7 +58,7 @@ let package = Package(
             resources: [.copy("Resources/Suppressor.safetensors")]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         // Capture modes and the sound check.
-        .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP"]),
+        .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
         .target(
             name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts"],
@@ -116,7 +116,7 @@ let package = Package(
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotTestSupport", "EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotTestSupport", "EarshotIO", "EarshotDSP"]),
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "EarshotListeningTests", dependencies: ["EarshotTestSupport", "EarshotListening", "EarshotHub"]),
+        .testTarget(name: "EarshotListeningTests", dependencies: ["EarshotTestSupport", "EarshotListening", "EarshotHub", "EarshotAlerts"]),
         .testTarget(name: "EarshotSoundsTests", dependencies: ["EarshotTestSupport", "EarshotSounds", "EarshotAlerts"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),

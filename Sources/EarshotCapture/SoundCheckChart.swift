@@ -2,7 +2,7 @@ import Foundation
 
 /// The sound check drawn as SVG: the waveform over its level zones, a spectrogram, and the findings.
 public enum SoundCheckChart {
-    static let width = 1000.0, margin = 60.0, right = 900.0
+    static let width = 1060.0, margin = 70.0, right = 900.0
 
     public static func svg(_ check: SoundCheck, title: String) -> String {
         let report = check.report
@@ -19,10 +19,11 @@ public enum SoundCheckChart {
 
         // Waveform over level zones (amplitude scale, mirrored).
         let waveTop = 50.0, waveHeight = 180.0, mid = waveTop + waveHeight / 2
+        let loud = SoundCheck.Threshold.tooLoudDBFS, quiet = SoundCheck.Threshold.tooQuietDBFS
         let zones: [(fromDB: Double, toDB: Double, colour: String, label: String)] = [
-            (-1, 0, "#fde2e1", "clipping risk"),
-            (SoundCheck.Threshold.tooLoudDBFS, -1, "#fff1d6", "loud"),
-            (SoundCheck.Threshold.tooQuietDBFS, SoundCheck.Threshold.tooLoudDBFS, "#e3f4e8", "good speech"),
+            (-1, 0, "#fde2e1", "clipping risk, over −1"),
+            (loud, -1, "#fff1d6", "too loud"),
+            (quiet, loud, "#e3f4e8", "good speech"),
         ]
         svg += "<rect x=\"\(f(margin))\" y=\"\(f(waveTop))\" width=\"\(f(plotWidth))\" height=\"\(f(waveHeight))\" fill=\"#f4f4f6\"/>\n"
         for zone in zones {
@@ -31,7 +32,14 @@ public enum SoundCheckChart {
                 let y0 = mid - sign * outer, y1 = mid - sign * inner
                 svg += "<rect x=\"\(f(margin))\" y=\"\(f(min(y0, y1)))\" width=\"\(f(plotWidth))\" height=\"\(f(abs(y1 - y0)))\" fill=\"\(zone.colour)\"/>\n"
             }
-            text(right + 4, mid - (outer + inner) / 2 + 4, zone.label, size: 10, fill: "#555")
+            text(right + 6, mid - (outer + inner) / 2 + 4, zone.label, size: 12, fill: "#333")
+        }
+        text(right + 6, mid - pow(10, quiet / 20) * waveHeight / 2 + 16, "too quiet", size: 12, fill: "#333")
+        // The level scale: the zones' edges in dBFS.
+        for level in [0.0, loud, quiet] {
+            let y = mid - pow(10, level / 20) * waveHeight / 2
+            svg += "<line x1=\"\(f(margin - 4))\" x2=\"\(f(margin))\" y1=\"\(f(y))\" y2=\"\(f(y))\" stroke=\"#555\"/>\n"
+            text(margin - 6, y + 4, dB(level), size: 13, fill: "#333", anchor: "end")
         }
         var path = ""
         let count = max(1, check.envelope.count)
@@ -40,9 +48,13 @@ public enum SoundCheckChart {
             path += "M\(f(x)),\(f(mid - h))V\(f(mid + h + 0.5))"
         }
         svg += "<path d=\"\(path)\" stroke=\"#2b59c3\" stroke-width=\"\(f(max(0.6, plotWidth / Double(count))))\"/>\n"
-        text(margin - 6, waveTop + 10, "0 dBFS", size: 10, fill: "#555", anchor: "end")
-        text(margin, waveTop + waveHeight + 14, "0 s", size: 10, fill: "#555")
-        text(right, waveTop + waveHeight + 14, String(format: "%.1f s", seconds), size: 10, fill: "#555", anchor: "end")
+        // The time scale, a tick every 1, 2, 5, 10… s.
+        let step = [1.0, 2, 5, 10, 20, 30, 60, 120].first { seconds / $0 <= 12 } ?? 300
+        for t in stride(from: 0.0, through: seconds, by: step) {
+            let x = margin + plotWidth * t / max(seconds, 1e-9)
+            svg += "<line x1=\"\(f(x))\" x2=\"\(f(x))\" y1=\"\(f(waveTop + waveHeight))\" y2=\"\(f(waveTop + waveHeight + 4))\" stroke=\"#555\"/>\n"
+            text(x, waveTop + waveHeight + 16, "\(Int(t)) s", size: 13, fill: "#333", anchor: "middle")
+        }
 
         // Spectrogram, dB relative to its loudest cell.
         let specTop = waveTop + waveHeight + 30, specHeight = 200.0
@@ -57,14 +69,19 @@ public enum SoundCheckChart {
                     svg += "<rect x=\"\(f(margin + Double(c) * cellWidth))\" y=\"\(f(specTop + specHeight - Double(r + 1) * cellHeight))\" width=\"\(f(cellWidth + 0.3))\" height=\"\(f(cellHeight + 0.3))\" fill=\"\(colour(shade))\"/>\n"
                 }
             }
+            // The frequency scale, up to the recording's own Nyquist frequency.
             let nyquist = check.spectrogramTopHz
-            text(margin - 6, specTop + 10, String(format: "%.0f kHz", nyquist / 1000), size: 10, fill: "#555", anchor: "end")
-            text(margin - 6, specTop + specHeight, "0", size: 10, fill: "#555", anchor: "end")
+            let kHzStep = [1.0, 2, 4, 5, 10].first { nyquist / 1000 / $0 <= 6 } ?? 20
+            for k in stride(from: 0.0, through: nyquist / 1000, by: kHzStep) {
+                let y = specTop + specHeight * (1 - k * 1000 / nyquist)
+                svg += "<line x1=\"\(f(margin - 4))\" x2=\"\(f(margin))\" y1=\"\(f(y))\" y2=\"\(f(y))\" stroke=\"#555\"/>\n"
+                text(margin - 6, y + 4, "\(Int(k)) kHz", size: 13, fill: "#333", anchor: "end")
+            }
             let bandwidth = report.metrics.bandwidthHz
             if bandwidth < nyquist * 0.98 {
                 let y = specTop + specHeight * (1 - bandwidth / nyquist)
                 svg += "<line x1=\"\(f(margin))\" x2=\"\(f(right))\" y1=\"\(f(y))\" y2=\"\(f(y))\" stroke=\"#f5c400\" stroke-dasharray=\"6 4\"/>\n"
-                text(right + 4, y + 4, "bandwidth", size: 10, fill: "#555")
+                text(right + 6, y + 4, String(format: "bandwidth %.1f kHz", bandwidth / 1000), size: 13, fill: "#333")
             }
         }
 
@@ -98,6 +115,7 @@ public enum SoundCheckChart {
     }
 
     private static func f(_ x: Double) -> String { String(format: "%.1f", x) }
+    private static func dB(_ level: Double) -> String { level == 0 ? "0 dBFS" : "−\(Int(-level)) dBFS" }
 
     /// Lines of at most `width` characters, broken between words.
     static func wrapped(_ text: String, width: Int = 105) -> [String] {

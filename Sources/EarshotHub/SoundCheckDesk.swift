@@ -3,14 +3,18 @@ import EarshotCore
 import EarshotHubClient
 import Foundation
 
-/// `POST /api/soundcheck?rate=R&roomTone=S`: a take recorded (or opened) in the browser, checked as
-/// `earshot soundcheck` checks one. The body is the take itself: mono 32-bit float samples,
-/// little-endian, at `rate`; its first `roomTone` seconds are room tone when the page asked for
-/// quiet, otherwise the check finds the room tone in the quietest moments.
+/// The dashboard's sound check.
+/// - `POST /api/soundcheck?rate=R&roomTone=S`: a take recorded in the browser. The body is the
+///   take itself: mono 32-bit float samples, little-endian, at `rate`; its first `roomTone`
+///   seconds are room tone, as the page asks for quiet first.
+/// - `POST /api/soundcheck/file?name=N`: a recording file opened on the page, checked by the
+///   same code as `earshot soundcheck FILE`, so both give the same verdict.
 enum SoundCheckDesk {
     /// Longer takes belong to `earshot soundcheck FILE`: a page records seconds, not minutes.
     static let longestSeconds = 60.0
     static let rates = 8_000.0...96_000.0
+    /// The largest recording file the page may send (ten minutes of 16-bit 48 kHz mono and more).
+    static let largestFileBytes = 64 << 20
 
     struct Reply: Encodable, Sendable {
         var report: SoundCheckReport
@@ -45,13 +49,37 @@ enum SoundCheckDesk {
         guard Double(samples.count) > roomToneSeconds * rate else {
             throw HubRequestError("the take is shorter than its \(roomToneSeconds) s of room tone")
         }
+        return try reply(title: "Sound check: this browser's microphone") { try SoundCheck(samples, sampleRate: rate, roomToneSeconds: roomToneSeconds) }
+    }
+
+    /// The check of a recording file's bytes, named `name` on the page.
+    static func check(recording body: [UInt8], name: String?) throws(HubRequestError) -> Reply {
+        let shown = String((name ?? "").unicodeScalars.filter { !CharacterSet.controlCharacters.contains($0) && $0 != "/" }.prefix(100))
+        guard !body.isEmpty else { throw HubRequestError("the recording is empty (0 bytes)") }
+        // libsndfile reads files: the bytes go to a private temporary file, removed at once.
+        let path = (NSTemporaryDirectory() as NSString).appendingPathComponent("earshot-soundcheck-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: path, contents: Data(body), attributes: [.posixPermissions: 0o600]) else {
+            throw HubRequestError("the recording could not be kept for checking (temporary folder not writable)")
+        }
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        return try reply(title: "Sound check: \(shown.isEmpty ? "the recording" : shown)") {
+            do {
+                return try SoundCheck(recordingAt: path)
+            } catch let error as EarshotError {
+                // The reason without the temporary file's name.
+                throw EarshotError.invalidArgument(error.description.replacingOccurrences(of: path + ": ", with: "").replacingOccurrences(of: path, with: "the recording"))
+            }
+        }
+    }
+
+    private static func reply(title: String, _ check: () throws -> SoundCheck) throws(HubRequestError) -> Reply {
         do {
-            let check = try SoundCheck(samples, sampleRate: rate, roomToneSeconds: roomToneSeconds)
-            return Reply(report: check.report, chartSVG: SoundCheckChart.svg(check, title: "Sound check: this browser's microphone"))
+            let check = try check()
+            return Reply(report: check.report, chartSVG: SoundCheckChart.svg(check, title: title))
         } catch let error as EarshotError {
             throw HubRequestError(error.description)
         } catch {
-            throw HubRequestError("the take could not be checked: \(error)")
+            throw HubRequestError("the recording could not be checked: \(error)")
         }
     }
 }

@@ -2,24 +2,7 @@ import EarshotCapture
 import EarshotCore
 import EarshotIO
 
-/// A recording read whole and mixed to mono; an empty file is refused.
-struct MonoRecording {
-    let info: AudioFileInfo
-    let samples: [Float]
-
-    init(path: String) throws {
-        let (info, buffer) = try AudioFile.read(path: path)
-        guard info.frameCount > 0 else { throw EarshotError.emptyAudio(path: path) }
-        self.info = info
-        samples = Self.mixed(buffer.toArrays(frameCount: info.frameCount))
-    }
-
-    static func mixed(_ channels: [[Float]]) -> [Float] {
-        guard channels.count > 1 else { return channels[0] }
-        let scale = 1 / Float(channels.count)
-        return channels[0].indices.map { i in channels.reduce(0) { $0 + $1[i] } * scale }
-    }
-
+extension MonoRecording {
     /// `path` as what a loudspeaker played while this was recorded, ready for the echo
     /// canceller: mono, at this recording's rate, as long as it (silence after it ends), stretched
     /// to the microphone's clock where the delay drifts steadily (`EchoDelay.drift`), and moved up to just before the loudspeaker's earliest arrival where that can be read off the

@@ -54,42 +54,29 @@ struct Soundcheck: ParsableCommand {
 
     func run() throws {
         if allInputs { return try checkAllInputs() }
-        let take: Take
+        let name: String, check: SoundCheck
+        var take: Take?
         if let file {
-            take = try Take(file: file)
+            (name, check) = ((file as NSString).lastPathComponent, try SoundCheck(recordingAt: file))
         } else {
-            take = try recordLive(from: [try inputDevice.find()]).first!
+            let live = try recordLive(from: [try inputDevice.find()]).first!
+            (name, check, take) = (live.name, try SoundCheck(live.samples, sampleRate: live.sampleRate, roomToneSeconds: live.roomToneSeconds), live)
         }
-        let check = try SoundCheck(take.samples, sampleRate: take.sampleRate, roomToneSeconds: take.roomToneSeconds)
-        if let png { try writePNG(svg: SoundCheckChart.svg(check, title: "Sound check: \(take.name)"), to: png) }
-        if play { try playBack(take) }
+        if let png { try writePNG(svg: SoundCheckChart.svg(check, title: "Sound check: \(name)"), to: png) }
+        if play, let take { try playBack(take) }
         if format == .json {
             try Terminal.printJSON(check.report)
         } else {
-            print(Self.describe(check.report, name: take.name))
+            print(Self.describe(check.report, name: name))
         }
     }
 
-    /// One recording, mixed to mono.
+    /// One live take, mono: room tone, then speech.
     struct Take {
         var name: String
         var samples: [Float]
         var sampleRate: Double
         var roomToneSeconds: Double
-
-        init(name: String, samples: [Float], sampleRate: Double, roomToneSeconds: Double) {
-            (self.name, self.samples, self.sampleRate, self.roomToneSeconds) = (name, samples, sampleRate, roomToneSeconds)
-        }
-
-        init(file: String) throws {
-            // Refuse an over-long recording before reading it all into memory.
-            let duration = try AudioFileReader(path: file).info.durationSeconds
-            guard duration <= SoundCheck.longestSeconds else {
-                throw EarshotError.invalidArgument("a sound check takes at most \(Int(SoundCheck.longestSeconds)) s of audio; \(file) is \(Int(duration)) s: cut it first")
-            }
-            let recording = try MonoRecording(path: file)
-            self.init(name: (file as NSString).lastPathComponent, samples: recording.samples, sampleRate: recording.info.sampleRate, roomToneSeconds: 0)
-        }
     }
 
     /// Records room tone then speech from each device at once (one capture stream per device).

@@ -1,4 +1,5 @@
 import EarshotCore
+import EarshotIO
 import EarshotTestSupport
 import Foundation
 import Testing
@@ -49,6 +50,38 @@ import Testing
             #expect(metrics["humHz"] as? Double == 50 && kinds.contains("hum"), "\(metrics) \(kinds)")
             #expect(report["verdict"] as? String == "fix")
             #expect((json["chartSVG"] as? String)?.hasPrefix("<svg") == true)
+        }
+    }
+
+    /// A recording opened on the page and the same file given to `earshot soundcheck` get one
+    /// verdict and the same numbers: the page sends the file, the hub reads it as the command line does.
+    /// The noise sits near the 15 dB SNR threshold, where two readings of one file used to disagree.
+    @Test func thePageAndTheCommandLineAgreeOnAFile() async throws {
+        try await withTemporaryDirectoryAsync { dir in
+            var left = Self.take(seed: 5), right = Self.take(seed: 5)
+            let hiss = noise(count: left.count, seed: 9, amplitude: 0.006)
+            for i in left.indices { left[i] += hiss[i]; right[i] = 0.9 * right[i] + hiss[i] }
+            let path = dir.appendingPathComponent("my mic <1>.wav").path
+            try AudioFile.write(AudioBuffer(channels: [left, right]), to: path, sampleRate: Self.rate, sampleFormat: .s16)
+            let cli = try earshot("soundcheck", path, "--format", "json")
+            #expect(cli.status == 0, "\(cli.stderr)")
+            let hub = try RunningHub(directory: dir.appendingPathComponent("hub"))
+            let reply = try await hub.request(.POST, "/api/soundcheck/file?name=my%20mic%20%3C1%3E.wav", token: hub.token,
+                                              bytes: Array(try Data(contentsOf: URL(fileURLWithPath: path))))
+            #expect(reply.status == 200, "\(reply.body.prefix(300))")
+            let page = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as! [String: Any]
+            let fromPage = try JSONSerialization.data(withJSONObject: page["report"]!, options: .sortedKeys)
+            let fromCLI = try JSONSerialization.data(withJSONObject: try JSONSerialization.jsonObject(with: cli.stdoutData), options: .sortedKeys)
+            #expect(fromPage == fromCLI, "page \(String(decoding: fromPage, as: UTF8.self))\ncli \(String(decoding: fromCLI, as: UTF8.self))")
+            // The chart is named after the file, its frequency axis ends at the file's 8 kHz.
+            let chart = page["chartSVG"] as? String ?? ""
+            #expect(chart.contains("Sound check: my mic &lt;1&gt;.wav") && chart.contains(">8 kHz<") && !chart.contains(">10 kHz<"))
+
+            let refused: [([UInt8], String)] = [([], "empty"), (Array("not audio at all".utf8), "not a readable audio file")]
+            for (body, reason) in refused {
+                let answer = try await hub.request(.POST, "/api/soundcheck/file?name=x.wav", token: hub.token, bytes: body)
+                #expect(answer.status == 400 && answer.body.contains(reason) && !answer.body.contains("earshot-soundcheck-"), "\(answer.body)")
+            }
         }
     }
 

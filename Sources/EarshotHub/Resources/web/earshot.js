@@ -13,13 +13,18 @@ async function api(path, options = {}) {
   return response;
 }
 
+// The sentence in an error reply ({"error":{"message":…}}), or its text.
+function reasonIn(text) {
+  try { return JSON.parse(text).error.message || text; } catch { return text; }
+}
+
 // A JSON call: the parsed answer, or an Error with the hub's message.
 async function call(method, path, body, contentType = "application/json") {
   const encoded = body === undefined || body instanceof ArrayBuffer ? body : JSON.stringify(body);
   const response = await api(path, { method, headers: { "Content-Type": contentType }, body: encoded });
   const text = await response.text();
   if (response.status === 401) throw new Error("the token was refused");
-  if (!response.ok) throw new Error(text);
+  if (!response.ok) throw new Error(reasonIn(text));
   return JSON.parse(text);
 }
 

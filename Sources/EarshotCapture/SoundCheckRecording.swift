@@ -1,0 +1,17 @@
+import EarshotCore
+import EarshotIO
+
+extension SoundCheck {
+    /// The check of a recording file, as `earshot soundcheck FILE` and the dashboard's sound-check
+    /// page both make it: read at its own rate by libsndfile, mixed to mono, the room tone found
+    /// in its quietest moments. One path, so the page and the command line give one verdict.
+    public init(recordingAt path: String) throws {
+        // Refuse an over-long recording before reading it all into memory.
+        let duration = try AudioFileReader(path: path).info.durationSeconds
+        guard duration <= Self.longestSeconds else {
+            throw EarshotError.invalidArgument("a sound check takes at most \(Int(Self.longestSeconds)) s of audio; the recording is \(Int(duration)) s: cut it first")
+        }
+        let recording = try MonoRecording(path: path)
+        try self.init(recording.samples, sampleRate: recording.info.sampleRate)
+    }
+}
