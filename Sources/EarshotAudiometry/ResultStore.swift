@@ -15,10 +15,9 @@ public struct StoredTest: Codable, Equatable, Sendable {
 public final class ResultStore: Sendable {
     private let pool: DatabasePool
 
-    /// Where results go unless told otherwise: $EARSHOT_DB, else results.sqlite in the data folder.
-    public static var defaultPath: String {
-        if let path = ProcessInfo.processInfo.environment["EARSHOT_DB"], !path.isEmpty { return path }
-        return (DataDirectory.path as NSString).appendingPathComponent("results.sqlite")
+    /// Where results go in a data folder (the hub's too).
+    public static func path(in folder: String = DataDirectory.path) -> String {
+        (folder as NSString).appendingPathComponent("results.sqlite")
     }
 
     public init(path: String) throws {

@@ -9,6 +9,14 @@ public enum PrescriptionRule: String, Codable, CaseIterable, Sendable {
     case nalR = "nal-r"
     /// Earshot's wide dynamic range compression rule, anchored on NAL-R for average speech.
     case wdrc
+
+    /// The rule's name as every output prints it.
+    public var name: String {
+        switch self {
+        case .nalR: "NAL-R (linear)"
+        case .wdrc: "Earshot WDRC (compression, NAL-R for average speech)"
+        }
+    }
 }
 
 /// One band of one ear's fitting.

@@ -1,3 +1,4 @@
+import EarshotAudiometry
 import EarshotCore
 import EarshotHubClient
 import Foundation
@@ -32,8 +33,6 @@ public struct HubConfiguration: Sendable {
         self.heartbeatSeconds = heartbeatSeconds
         self.tonePlayer = tonePlayer
     }
-
-    public static var defaultDirectory: String { DataDirectory.path }
 
     /// Checks, before anything is created, that the data folder can be one and the address can
     /// be bound: a port in use or a file where the folder should be is one line, not a token and
@@ -89,7 +88,7 @@ public struct Hub: Sendable {
 
     /// Hearing tests taken at the hub go where `earshot audiogram` finds them with `--db`.
     public static func resultsPath(directory: String) -> String {
-        (directory as NSString).appendingPathComponent("results.sqlite")
+        ResultStore.path(in: directory)
     }
 
     /// Every event stored from now on, as it is stored (the MQTT bridge follows this).

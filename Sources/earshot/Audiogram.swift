@@ -1,6 +1,7 @@
 import ArgumentParser
 import EarshotAudiometry
 import EarshotCore
+import EarshotHearingAid
 import Foundation
 
 /// `earshot audiogram list|show`: stored hearing tests.
@@ -11,11 +12,13 @@ struct AudiogramCommand: ParsableCommand {
 }
 
 struct DatabaseOption: ParsableArguments {
-    @Option(help: "Results database (default: $EARSHOT_DB or ~/.local/share/earshot/results.sqlite).")
+    @OptionGroup var data: DataFolderOption
+
+    @Option(help: "Results database file (default: results.sqlite in the data folder).")
     var db: String?
 
     func open() throws -> ResultStore {
-        let path = db ?? ResultStore.defaultPath
+        let path = data.resultsPath(db: db)
         guard FileManager.default.fileExists(atPath: path) else {
             throw EarshotError.invalidArgument("\(path): no results yet (run 'earshot hearing-test run --person NAME')")
         }
@@ -50,7 +53,7 @@ struct AudiogramList: ParsableCommand {
 
 struct AudiogramShow: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "show", abstract: "Show a stored test: thresholds, pure-tone averages, WHO grades, NAL-R gains, reliability; draw its audiogram.")
+        commandName: "show", abstract: "Show a stored test: thresholds, pure-tone averages, WHO grades, the fitting's gains, reliability; draw its audiogram.")
 
     @Argument(help: "The test's id (from 'earshot audiogram list').")
     var id: Int64
@@ -73,15 +76,21 @@ struct AudiogramShow: ParsableCommand {
         if let svg { try AtomicFile.write(Data(chart.utf8), to: svg) }
         if let png { try writePNG(svg: chart, to: png) }
         if format == .json {
-            struct Shown: Encodable { var test: StoredTest; var summary: AudiogramSummary }
-            try Terminal.printJSON(Shown(test: test, summary: AudiogramSummary(thresholds: test.result.thresholds)))
+            struct Shown: Encodable { var test: StoredTest; var summary: AudiogramSummary; var fitting: Fitting? }
+            try Terminal.printJSON(Shown(test: test, summary: AudiogramSummary(thresholds: test.result.thresholds), fitting: Self.fitting(test.result)))
             return
         }
         print("Test \(test.id): \(title)")
-        Self.printSummary(test.result)
+        Self.printSummary(test.result, id: test.id)
     }
 
-    static func printSummary(_ result: TestResult) {
+    /// The fitting `earshot fit` prescribes for this result by default; nil where the test
+    /// left out frequencies a fitting needs.
+    static func fitting(_ result: TestResult) -> Fitting? {
+        try? Prescription.fit(PureToneAudiogram(test: result))
+    }
+
+    static func printSummary(_ result: TestResult, id: Int64? = nil) {
         let frequencies = Set(result.thresholds.map(\.frequencyHz)).sorted()
         print("Hz      " + frequencies.map { String(Int($0)).padding(toLength: 7, withPad: " ", startingAt: 0) }.joined())
         for ear in [Ear.right, .left] {
@@ -93,9 +102,16 @@ struct AudiogramShow: ParsableCommand {
             print(ear.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0) + row.map { $0.padding(toLength: 7, withPad: " ", startingAt: 0) }.joined())
         }
         for ear in AudiogramSummary(thresholds: result.thresholds).ears {
-            let pta = ear.pureToneAverageDBHL.map { String(format: "%.1f dB HL", $0) } ?? "–"
-            let gains = ear.nalRGainDB.sorted { Double($0.key)! < Double($1.key)! }.map { "\($0.key) Hz \(String(format: "%.0f", $0.value))" }.joined(separator: ", ")
-            print("\(ear.ear.rawValue) ear: PTA (0.5–4 kHz) \(pta), WHO grade \(ear.whoGrade ?? "–"); NAL-R gain: \(gains.isEmpty ? "–" : gains) dB")
+            let pta = ear.pureToneAverageDBHL.map { String(format: "%.1f dB HL", $0) } ?? "– (needs 0.5, 1, 2 and 4 kHz)"
+            let grade = ear.whoGrade.map { $0 == "normal" ? "normal hearing" : "\($0) hearing loss" } ?? "–"
+            print("\(ear.ear.rawValue) ear: pure-tone average (0.5–4 kHz) \(pta), WHO grade: \(grade)")
+        }
+        // The gains `earshot fit` prescribes, under the name it prints.
+        if let fitting = fitting(result) {
+            print("Fitting, \(fitting.rule.name), gain for average speech (65 dB SPL)\(id.map { " — earshot fit --audiogram \($0) for all of it" } ?? ""):")
+            for (ear, bands) in [("right", fitting.right), ("left", fitting.left)] {
+                print("  \(ear): " + bands.map { "\(Int($0.centreHz)) Hz \(String(format: "%.0f", $0.gainMediumDB)) dB" }.joined(separator: ", "))
+            }
         }
         print("\(result.presentations) tones, \(result.reliability.catchTrials) silent trials")
         for flag in result.reliability.flags { print("⚠ \(flag)") }

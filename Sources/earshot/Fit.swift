@@ -26,15 +26,21 @@ struct Fit: ParsableCommand {
         guard let fit = try fitting.fitting() else {
             throw EarshotError.invalidArgument("fit needs the listener's audiogram: --audiogram FILE.json or a stored test's id")
         }
-        if let png { try writePNG(svg: FittingChart.svg(fit, title: "\(fit.rule.rawValue) fitting"), to: png) }
+        if let png { try writePNG(svg: FittingChart.svg(fit, title: "Hearing-aid fitting: \(fit.rule.name)"), to: png) }
         if format == .json {
             try Terminal.printJSON(fit)
             return
         }
-        print("\(fit.rule.rawValue) fitting, maximum output \(format1(fit.maximumOutputDBSPL)) dB SPL")
+        print("Hearing-aid fitting: \(fit.rule.name); the most it ever plays: \(format1(fit.maximumOutputDBSPL)) dB SPL")
+        print("""
+            Per band: the hearing loss; the insertion gain for input speech at 50 (soft), 65 (average) \
+            and 80 (loud) dB SPL; the band level where compression starts (knee); the compression \
+            ratios from soft to average speech and above average; the band's maximum output.
+            """)
         for (name, bands) in [("Right", fit.right), ("Left", fit.left)] {
             print("\n\(name) ear")
-            print(["Hz", "dB HL", "gain 50", "gain 65", "gain 80", "knee", "CR soft", "CR loud", "MPO"].map(pad).joined())
+            print(["", "loss", "gain at", "gain at", "gain at", "knee", "ratio", "ratio", "max out"].map(pad).joined())
+            print(["Hz", "dB HL", "50 dB", "65 dB", "80 dB", "dB SPL", "50→65", "above 65", "dB SPL"].map(pad).joined())
             for band in bands {
                 print([String(Int(band.centreHz)), format1(band.thresholdDBHL), format1(band.gainSoftDB), format1(band.gainMediumDB), format1(band.gainLoudDB),
                        format1(band.kneeDBSPL), String(format: "%.2f", band.ratioSoft), String(format: "%.2f", band.ratioLoud), format1(band.maximumOutputDBSPL)]
@@ -43,6 +49,6 @@ struct Fit: ParsableCommand {
         }
     }
 
-    private func pad(_ text: String) -> String { text.padding(toLength: 9, withPad: " ", startingAt: 0) }
+    private func pad(_ text: String) -> String { text.padding(toLength: 10, withPad: " ", startingAt: 0) }
     private func format1(_ value: Double) -> String { String(format: "%.1f", value) }
 }

@@ -51,7 +51,9 @@ struct HearingTestRun: ParsableCommand {
     @Option(help: "Keep the result under this person's name.")
     var person: String?
 
-    @Option(help: "Results database (default: $EARSHOT_DB or ~/.local/share/earshot/results.sqlite).")
+    @OptionGroup var data: DataFolderOption
+
+    @Option(help: "Results database file (default: results.sqlite in the data folder).")
     var db: String?
 
     @OptionGroup var outputDevice: OutputDeviceOption
@@ -73,7 +75,7 @@ struct HearingTestRun: ParsableCommand {
         let plan = try TestPlan(frequencies: try parseFrequencies(), calibration: calibrated)
         let seed = self.seed ?? UInt64(Date().timeIntervalSince1970 * 1000)
         let session = TestSession(procedure: procedure.make(plan: plan, seed: seed), transducer: transducer, seed: seed)
-        let store = try person.map { _ in try ResultStore(path: db ?? ResultStore.defaultPath) }  // fail before testing, not after
+        let store = try person.map { _ in try ResultStore(path: data.resultsPath(db: db)) }  // fail before testing, not after
         if `protocol` != nil {
             try LineProtocol.run(session)
         } else {
@@ -82,7 +84,7 @@ struct HearingTestRun: ParsableCommand {
         let result = session.result
         if let store, let person {
             let id = try store.save(result, person: person, calibration: profile.name)
-            Terminal.note("Saved as test \(id) for \(person): 'earshot audiogram show \(id)'")
+            Terminal.note("Saved as test \(id) for \(person): 'earshot audiogram show \(id)\(db.map { " --db \($0)" } ?? data.data.map { " --data \($0)" } ?? "")'")
         }
         if `protocol` == nil { AudiogramShow.printSummary(result) }
     }

@@ -26,8 +26,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: "TCP port (0 picks a free one, printed at start).")
     var port = 8750
 
-    @Option(help: "Data folder (default: $EARSHOT_HOME or ~/.local/share/earshot).")
-    var data: String?
+    @OptionGroup var data: DataFolderOption
 
     @Option(help: "The ntfy topic to answer to.")
     var topic = "earshot"
@@ -50,7 +49,7 @@ struct Serve: AsyncParsableCommand {
     }
 
     func run() async throws {
-        var configuration = HubConfiguration(host: host, port: port, directory: data ?? HubConfiguration.defaultDirectory, topic: topic)
+        var configuration = HubConfiguration(host: host, port: port, directory: data.folder, topic: topic)
         try configuration.check()
         // The hearing test's tones: a wrong profile stops the hub at start; a missing output
         // device only turns the hearing test off, and its page says why.
@@ -117,11 +116,10 @@ struct TokenCommand: ParsableCommand {
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a new bearer token and print it.")
 
-        @Option(help: "Data folder (default: $EARSHOT_HOME or ~/.local/share/earshot).")
-        var data: String?
+        @OptionGroup var data: DataFolderOption
 
         func run() throws {
-            print(try TokenStore(directory: data ?? HubConfiguration.defaultDirectory).create())
+            print(try TokenStore(directory: data.folder).create())
         }
     }
 }

@@ -11,16 +11,6 @@ struct SoundsCommand: ParsableCommand {
         commandName: "sounds", abstract: "Enroll your own sounds (a doorbell, an appliance's beep) and list or remove them.",
         subcommands: [Enroll.self, List.self, Remove.self, Detect.self, Reject.self])
 
-    /// `--store DIR`: the data folder whose hub.sqlite keeps the sounds.
-    struct StoreOption: ParsableArguments {
-        @Option(help: "Data folder holding hub.sqlite (default: $EARSHOT_HOME or ~/.local/share/earshot).")
-        var store: String?
-
-        func open() throws -> SoundStore {
-            try SoundStore(path: ((store ?? DataDirectory.path) as NSString).appendingPathComponent("hub.sqlite"))
-        }
-    }
-
     struct Enroll: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Enroll a sound from one to three recordings of it.",
@@ -40,7 +30,7 @@ struct SoundsCommand: ParsableCommand {
         @Option(help: "A recording of the room without the sound.")
         var roomTone: String?
 
-        @OptionGroup var store: StoreOption
+        @OptionGroup var data: DataFolderOption
 
         func validate() throws {
             do { try SoundStore.validate(name: name) } catch { throw ValidationError("\(error)") }
@@ -56,7 +46,7 @@ struct SoundsCommand: ParsableCommand {
                 let tone = try RoomTone(path: roomTone)
                 stored.append(SoundStore.Clip(role: .roomTone, source: (roomTone as NSString).lastPathComponent, samples: tone.samples))
             }
-            try store.open().enroll(name, clips: stored)
+            try data.openSounds().enroll(name, clips: stored)
             let details = clips.map { String(format: "%.2f s, %.0f dB above its background", $0.soundSeconds, $0.contrastDB) }
             print("enrolled '\(name)' from \(clips.count) recording(s): \(details.joined(separator: "; "))\(roomTone == nil ? "" : ", with room tone")")
         }
@@ -70,10 +60,10 @@ struct SoundsCommand: ParsableCommand {
         @Option(help: "text or json.")
         var format: Format = .text
 
-        @OptionGroup var store: StoreOption
+        @OptionGroup var data: DataFolderOption
 
         func run() throws {
-            let sounds = try store.open().summaries()
+            let sounds = try data.openSounds().summaries()
             switch format {
             case .json:
                 let encoder = JSONEncoder()
@@ -116,14 +106,14 @@ struct SoundsCommand: ParsableCommand {
         @Option(help: .hidden)
         var trace: String?
 
-        @OptionGroup var store: StoreOption
+        @OptionGroup var data: DataFolderOption
 
         func validate() throws {
             if let threshold, !(0...1).contains(threshold) { throw ValidationError("--threshold must be 0–1, not \(threshold)") }
         }
 
         func run() throws {
-            let store = try store.open()
+            let store = try data.openSounds()
             guard !(try store.summaries().isEmpty) else { throw EarshotError.invalidArgument("no sounds are enrolled (earshot sounds enroll NAME FILE)") }
             let mono = try MatchingAudio(path: file).samples
             if method == .peaks {
@@ -180,7 +170,7 @@ struct SoundsCommand: ParsableCommand {
         @Argument(help: "A recording of what set it off (up to 30 s).")
         var file: String
 
-        @OptionGroup var store: StoreOption
+        @OptionGroup var data: DataFolderOption
 
         func run() throws {
             let samples = try MatchingAudio(path: file).samples
@@ -188,7 +178,7 @@ struct SoundsCommand: ParsableCommand {
             guard Double(samples.count) <= 30 * LandmarkAnalyzer.sampleRate else {
                 throw EarshotError.invalidArgument("\(file): longer than 30 s: cut it to the false alarm")
             }
-            let store = try store.open()
+            let store = try data.openSounds()
             let embedding = try SoundEmbedding.bundled()
             let before = try store.loadSounds(threshold: nil, embedding: embedding).first { $0.name == name }
             try store.add(SoundStore.Clip(role: .rejected, source: (file as NSString).lastPathComponent, samples: samples), to: name)
@@ -203,10 +193,10 @@ struct SoundsCommand: ParsableCommand {
         @Argument(help: "The sound's name.")
         var name: String
 
-        @OptionGroup var store: StoreOption
+        @OptionGroup var data: DataFolderOption
 
         func run() throws {
-            guard try store.open().remove(name) else {
+            guard try data.openSounds().remove(name) else {
                 throw EarshotError.invalidArgument("no sound named '\(name)' is enrolled (earshot sounds list)")
             }
             print("removed '\(name)'")

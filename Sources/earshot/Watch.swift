@@ -40,7 +40,7 @@ struct Watch: ParsableCommand {
     var sounds = true
 
     @OptionGroup var sensitivity: AlertSensitivityOptions
-    @OptionGroup var store: SoundsCommand.StoreOption
+    @OptionGroup var data: DataFolderOption
 
     @Option(help: "Seconds after an announcement before the same sound or alert is announced again.")
     var cooldown = 30.0
@@ -71,8 +71,8 @@ struct Watch: ParsableCommand {
     }
 
     func run() throws {
-        let folder = store.store ?? DataDirectory.path
-        let soundStore = try store.open()
+        let folder = data.folder
+        let soundStore = try data.openSounds()
         let network = alerts ? try AlertNetwork.bundled() : nil
         let listening = try Listening(network: network, alertSettings: try network.map(sensitivity.settings), store: sounds ? soundStore : nil)
         listening.note = { Terminal.note($0) }

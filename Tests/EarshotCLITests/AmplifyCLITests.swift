@@ -40,7 +40,8 @@ import Testing
         try withTemporaryDirectory { dir in
             try Data(Self.sloping.utf8).write(to: dir.appendingPathComponent("a.json"))
             let table = try earshot("fit", "--audiogram", "a.json", "--prescription", "nal-r", in: dir)
-            #expect(table.status == 0 && table.stdout.contains("nal-r fitting") && table.stdout.contains("gain 65"), "\(table.stdout)\(table.stderr)")
+            #expect(table.status == 0 && table.stdout.hasPrefix("Hearing-aid fitting: NAL-R (linear)") && table.stdout.contains("65 dB")
+                    && table.stdout.contains("max out"), "\(table.stdout)\(table.stderr)")
             let json = try earshot("fit", "--audiogram", "a.json", "--format", "json", "--png", "fit.png", in: dir)
             #expect(json.status == 0, "\(json.stderr)")
             let object = try #require(try JSONSerialization.jsonObject(with: json.stdoutData) as? [String: Any])

@@ -76,7 +76,8 @@ func driveProtocol(_ arguments: [String], threshold: Double, environment dir: UR
             #expect(list.status == 0 && list.stdout.contains("Grace") && list.stdout.contains("bayesian"))
             let show = try earshot("audiogram", "show", "1", "--db", db, "--svg", "chart.svg", "--png", "chart.png", in: dir)
             #expect(show.status == 0, "\(show.stderr)")
-            #expect(show.stdout.contains("WHO grade moderate") && show.stdout.contains("NAL-R"))
+            // The prescription under the name `fit` prints for it.
+            #expect(show.stdout.contains("WHO grade: moderate hearing loss") && show.stdout.contains("Earshot WDRC"), "\(show.stdout)")
             let svg = try String(contentsOf: dir.appendingPathComponent("chart.svg"), encoding: .utf8)
             #expect(svg.hasPrefix("<svg") && svg.contains("Grace"))
             let png = try Data(contentsOf: dir.appendingPathComponent("chart.png"))
@@ -91,8 +92,24 @@ func driveProtocol(_ arguments: [String], threshold: Double, environment dir: UR
             let bands = try #require(fitting["right"] as? [[String: Any]])
             let at1k = try #require(bands.first { $0["centreHz"] as? Double == 1000 }?["thresholdDBHL"] as? Double)
             #expect(abs(at1k - 35) <= 10, "the measured threshold, about 35 dB HL: \(at1k)")
+            let fitText = try earshot("fit", "--audiogram", "1", "--db", db)
+            #expect(fitText.stdout.hasPrefix("Hearing-aid fitting: Earshot WDRC") && fitText.stdout.contains("input speech at 50 (soft)"), "\(fitText.stdout)")
             let missing = try earshot("fit", "--audiogram", "2", "--db", db)
             #expect(missing.status == 2 && missing.stderr.contains("no stored test has id 2"), "\(missing.stderr)")
+        }
+    }
+
+    /// One data folder: a result kept with `--data DIR` is found by `audiogram --data DIR`, and the
+    /// hint the test prints works as written.
+    @Test func theDataFolderIsSharedAndTheHintWorks() throws {
+        try withTemporaryDirectory { dir in
+            let run = try driveProtocol(
+                ["hearing-test", "run", "--protocol", "jsonl", "--procedure", "quick", "--frequencies", "1000",
+                 "--person", "Ada", "--data", "home", "--seed", "3"], threshold: 20, environment: dir)
+            #expect(run.status == 0 && run.stderr.contains("'earshot audiogram show 1 --data home'"), "\(run.stderr)")
+            #expect(FileManager.default.fileExists(atPath: dir.appendingPathComponent("home/results.sqlite").path))
+            let shown = try earshot("audiogram", "show", "1", "--data", "home", in: dir)
+            #expect(shown.status == 0 && shown.stdout.contains("Ada"), "\(shown.stderr)")
         }
     }
 

@@ -65,9 +65,9 @@ func writeWAV(_ channels: [[Float]], rate: Double, to url: URL) throws {
             try writeWAV(chimeRecording(seed: 1), rate: 44_100, to: dir.appendingPathComponent("ring1.wav"))
             try writeWAV(chimeRecording(seed: 2, rate: 48_000, channels: 1, quietBefore: 1.2, gain: 0.1), rate: 48_000, to: dir.appendingPathComponent("ring2.wav"))
             try writeWAV([(0..<32_000).map { _ in Float(0.002) * Float.random(in: -1...1) }], rate: 16_000, to: dir.appendingPathComponent("room.wav"))
-            let enrolled = try earshot("sounds", "enroll", "front_door", "ring1.wav", "ring2.wav", "--room-tone", "room.wav", "--store", "store", in: dir)
+            let enrolled = try earshot("sounds", "enroll", "front_door", "ring1.wav", "ring2.wav", "--room-tone", "room.wav", "--data", "store", in: dir)
             #expect(enrolled.status == 0 && enrolled.stdout.contains("enrolled 'front_door' from 2 recording(s)"), "\(enrolled.stderr)")
-            let listed = try earshot("sounds", "list", "--format", "json", "--store", "store", in: dir)
+            let listed = try earshot("sounds", "list", "--format", "json", "--data", "store", in: dir)
             let sounds = try JSONSerialization.jsonObject(with: listed.stdoutData) as! [[String: Any]]
             #expect(sounds.count == 1 && sounds[0]["name"] as? String == "front_door" && sounds[0]["recordings"] as? Int == 2)
             #expect(sounds[0]["roomTone"] as? Bool == true && sounds[0]["rejected"] as? Int == 0)
@@ -78,10 +78,10 @@ func writeWAV(_ channels: [[Float]], rate: Double, to url: URL) throws {
             #expect(reply.status == 200 && reply.body.contains(#""name":"front_door""#))
             #expect(try await hub.request(.GET, "/api/sounds").status == 401)
 
-            #expect(try earshot("sounds", "remove", "front_door", "--store", "store", in: dir).status == 0)
-            let again = try earshot("sounds", "remove", "front_door", "--store", "store", in: dir)
+            #expect(try earshot("sounds", "remove", "front_door", "--data", "store", in: dir).status == 0)
+            let again = try earshot("sounds", "remove", "front_door", "--data", "store", in: dir)
             #expect(again.status == 2 && again.stderr.contains("no sound named 'front_door'"))
-            #expect(try earshot("sounds", "list", "--store", "store", in: dir).stdout.contains("no sounds enrolled"))
+            #expect(try earshot("sounds", "list", "--data", "store", in: dir).stdout.contains("no sounds enrolled"))
         }
     }
 
@@ -111,13 +111,13 @@ func writeWAV(_ channels: [[Float]], rate: Double, to url: URL) throws {
                 (["bell", "good.wav", "good.wav", "good.wav", "good.wav"], "one to three recordings"),
             ]
             for (arguments, reason) in cases {
-                let result = try runProgram(earshotPath, ["sounds", "enroll"] + arguments + ["--store", "store"], directory: dir)
+                let result = try runProgram(earshotPath, ["sounds", "enroll"] + arguments + ["--data", "store"], directory: dir)
                 #expect(result.status == 2 && result.stderr.contains(reason) && result.stderr.split(separator: "\n").count == 1,
                         "\(arguments) → \(result.status) \(result.stderr)")
             }
-            #expect(try earshot("sounds", "list", "--format", "json", "--store", "store", in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
-            #expect(try earshot("sounds", "enroll", "bell", "good.wav", "--store", "store", in: dir).status == 0)
-            let twice = try earshot("sounds", "enroll", "bell", "good.wav", "--store", "store", in: dir)
+            #expect(try earshot("sounds", "list", "--format", "json", "--data", "store", in: dir).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "[]")
+            #expect(try earshot("sounds", "enroll", "bell", "good.wav", "--data", "store", in: dir).status == 0)
+            let twice = try earshot("sounds", "enroll", "bell", "good.wav", "--data", "store", in: dir)
             #expect(twice.status == 2 && twice.stderr.contains("already enrolled"))
         }
     }
@@ -154,10 +154,10 @@ func chimeScene(notes: [Double], at onset: Double = 4, seconds: Double = 10, snr
     @Test func findsTheChimeAndNotItsLookalikes() throws {
         try withTemporaryDirectory { dir in
             try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
-            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--store", "s", in: dir).status == 0)
+            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--data", "s", in: dir).status == 0)
             func detections(_ samples: [Float], _ name: String, method: String = "landmarks") throws -> [[String: Any]] {
                 try writeWAV([samples], rate: 16_000, to: dir.appendingPathComponent(name))
-                let result = try earshot("sounds", "detect", name, "--store", "s", "--format", "jsonl", "--method", method, in: dir)
+                let result = try earshot("sounds", "detect", name, "--data", "s", "--format", "jsonl", "--method", method, in: dir)
                 #expect(result.status == 0, "\(result.stderr)")
                 return result.stdout.split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
             }
@@ -183,20 +183,20 @@ func chimeScene(notes: [Double], at onset: Double = 4, seconds: Double = 10, snr
     @Test func aRejectedFalseAlarmDoesNotComeBack() throws {
         try withTemporaryDirectory { dir in
             try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
-            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--store", "s", in: dir).status == 0)
+            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--data", "s", in: dir).status == 0)
             // The same chime, faint under noise, from a television: the user says it is not theirs.
             try writeWAV([chimeScene(notes: [660, 550], snr: -3, seed: 9)], rate: 16_000, to: dir.appendingPathComponent("maybe.wav"))
-            let before = try earshot("sounds", "detect", "maybe.wav", "--store", "s", "--format", "jsonl", in: dir)
+            let before = try earshot("sounds", "detect", "maybe.wav", "--data", "s", "--format", "jsonl", in: dir)
             #expect(before.stdout.contains("front_door"))
-            let rejected = try earshot("sounds", "reject", "front_door", "maybe.wav", "--store", "s", in: dir)
+            let rejected = try earshot("sounds", "reject", "front_door", "maybe.wav", "--data", "s", in: dir)
             #expect(rejected.status == 0 && rejected.stdout.contains("will not be announced"), "\(rejected.stderr)")
-            #expect(try earshot("sounds", "detect", "maybe.wav", "--store", "s", "--format", "jsonl", in: dir).stdout.isEmpty)
+            #expect(try earshot("sounds", "detect", "maybe.wav", "--data", "s", "--format", "jsonl", in: dir).stdout.isEmpty)
             // The doorbell itself, clearly heard, still is.
             try writeWAV([chimeScene(notes: [660, 550], snr: 15, seed: 10)], rate: 16_000, to: dir.appendingPathComponent("ring-15.wav"))
-            #expect(try earshot("sounds", "detect", "ring-15.wav", "--store", "s", "--format", "jsonl", in: dir).stdout.contains("front_door"))
-            let listed = try earshot("sounds", "list", "--format", "json", "--store", "s", in: dir)
+            #expect(try earshot("sounds", "detect", "ring-15.wav", "--data", "s", "--format", "jsonl", in: dir).stdout.contains("front_door"))
+            let listed = try earshot("sounds", "list", "--format", "json", "--data", "s", in: dir)
             #expect(listed.stdout.contains(#""rejected":1"#))
-            let unknown = try earshot("sounds", "reject", "back_door", "maybe.wav", "--store", "s", in: dir)
+            let unknown = try earshot("sounds", "reject", "back_door", "maybe.wav", "--data", "s", in: dir)
             #expect(unknown.status == 2 && unknown.stderr.contains("no sound named 'back_door'"))
         }
     }

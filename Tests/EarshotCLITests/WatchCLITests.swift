@@ -25,9 +25,9 @@ import Testing
         try withTemporaryDirectory { dir in
             try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
             try writeWAV([Self.fourRings()], rate: 16_000, to: dir.appendingPathComponent("rings.wav"))
-            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--store", "s", in: dir).status == 0)
+            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--data", "s", in: dir).status == 0)
 
-            let cooled = try earshot("watch", "rings.wav", "--store", "s", "--no-alerts", in: dir)
+            let cooled = try earshot("watch", "rings.wav", "--data", "s", "--no-alerts", in: dir)
             #expect(cooled.status == 0, "\(cooled.stderr)")
             let events = Self.lines(cooled.stdout)
             // Rings at 4, 14, 24 and 34 s; the default 30 s cooldown lets the first and the last through.
@@ -36,13 +36,13 @@ import Testing
             let times = events.compactMap { ($0["time"] as? String).flatMap(EventSubmissionTime.parse) }
             if times.count == 2 { #expect(abs(times[1].timeIntervalSince(times[0]) - 30) < 1, "\(times)") }
 
-            let every = try earshot("watch", "rings.wav", "--store", "s", "--no-alerts", "--cooldown", "0", in: dir)
+            let every = try earshot("watch", "rings.wav", "--data", "s", "--no-alerts", "--cooldown", "0", in: dir)
             #expect(Self.lines(every.stdout).count == 4, "\(every.stdout)")
             // Watching a file, each event says where in it the ring is: about a second after each.
             let positions = Self.lines(every.stdout).compactMap { $0["position"] as? Double }
             #expect(positions.count == 4 && zip(positions, [4.0, 14, 24, 34]).allSatisfy { $0 > $1 && $0 < $1 + 2 }, "\(positions)")
 
-            let quiet = try earshot("watch", "rings.wav", "--store", "s", "--no-alerts", "--quiet-hours", "\(Self.clock(-60))-\(Self.clock(60))", in: dir)
+            let quiet = try earshot("watch", "rings.wav", "--data", "s", "--no-alerts", "--quiet-hours", "\(Self.clock(-60))-\(Self.clock(60))", in: dir)
             let quietEvents = Self.lines(quiet.stdout)
             #expect(quietEvents.count == 2 && quietEvents.allSatisfy { $0["quiet"] as? Bool == true }, "\(quiet.stdout)")
 
@@ -50,10 +50,10 @@ import Testing
                 (["--quiet-hours", "22-07"], "--quiet-hours must be HH:MM-HH:MM"), (["--cooldown", "-1"], "--cooldown"),
                 (["--no-alerts", "--no-sounds"], "nothing to listen for"),
             ] {
-                let refused = try runProgram(earshotPath, ["watch", "rings.wav", "--store", "s"] + arguments, directory: dir)
+                let refused = try runProgram(earshotPath, ["watch", "rings.wav", "--data", "s"] + arguments, directory: dir)
                 #expect(refused.status == 2 && refused.stderr.contains(message), "\(arguments): \(refused.stderr)")
             }
-            let empty = try earshot("watch", "rings.wav", "--store", "empty", "--no-alerts", in: dir)
+            let empty = try earshot("watch", "rings.wav", "--data", "empty", "--no-alerts", in: dir)
             #expect(empty.status == 2 && empty.stderr.contains("no sounds are enrolled"), "\(empty.stderr)")
         }
     }
@@ -63,10 +63,10 @@ import Testing
         try withTemporaryDirectory { dir in
             try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
             try writeWAV([Self.fourRings()], rate: 16_000, to: dir.appendingPathComponent("rings.wav"))
-            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--store", "s", in: dir).status == 0)
-            let generic = Self.lines(try earshot("watch", "rings.wav", "--store", "s", "--no-sounds", "--cooldown", "0", in: dir).stdout)
+            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--data", "s", in: dir).status == 0)
+            let generic = Self.lines(try earshot("watch", "rings.wav", "--data", "s", "--no-sounds", "--cooldown", "0", in: dir).stdout)
             #expect(generic.filter { $0["label"] as? String == "doorbell" }.count >= 2, "the alert detector hears the chime as a doorbell: \(generic)")
-            let both = Self.lines(try earshot("watch", "rings.wav", "--store", "s", "--cooldown", "0", in: dir).stdout)
+            let both = Self.lines(try earshot("watch", "rings.wav", "--data", "s", "--cooldown", "0", in: dir).stdout)
             #expect(both.filter { $0["label"] as? String == "front_door" }.count == 4 && !both.contains { $0["label"] as? String == "doorbell" }, "\(both)")
         }
     }
@@ -77,10 +77,10 @@ import Testing
         try await withTemporaryDirectoryAsync { dir in
             let hub = try RunningHub(directory: dir)
             try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
-            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--store", dir.path, in: dir).status == 0)
+            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--data", dir.path, in: dir).status == 0)
             // A television's faint chime, taken for the doorbell.
             try writeWAV([chimeScene(notes: [660, 550], snr: -3, seed: 9)], rate: 16_000, to: dir.appendingPathComponent("tv.wav"))
-            let watched = try earshot("watch", "tv.wav", "--store", dir.path, "--no-alerts", "--hub", hub.url, "--token", hub.token, in: dir)
+            let watched = try earshot("watch", "tv.wav", "--data", dir.path, "--no-alerts", "--hub", hub.url, "--token", hub.token, in: dir)
             #expect(watched.status == 0 && Self.lines(watched.stdout).count == 1, "\(watched.stdout) \(watched.stderr)")
             let stored = try await hub.events()
             let event = try #require(stored.first { $0.kind == .sound && $0.label == "front_door" })
@@ -99,10 +99,10 @@ import Testing
             let sounds = try await hub.request(.GET, "/api/sounds", token: hub.token)
             #expect(sounds.body.contains(#""rejected":1"#), "\(sounds.body)")
             // The same television chime is no longer announced; the doorbell still is.
-            let after = try earshot("watch", "tv.wav", "--store", dir.path, "--no-alerts", in: dir)
+            let after = try earshot("watch", "tv.wav", "--data", dir.path, "--no-alerts", in: dir)
             #expect(Self.lines(after.stdout).isEmpty, "\(after.stdout)")
             try writeWAV([chimeScene(notes: [660, 550], snr: 15, seed: 10)], rate: 16_000, to: dir.appendingPathComponent("door.wav"))
-            #expect(Self.lines(try earshot("watch", "door.wav", "--store", dir.path, "--no-alerts", in: dir).stdout).count == 1)
+            #expect(Self.lines(try earshot("watch", "door.wav", "--data", dir.path, "--no-alerts", in: dir).stdout).count == 1)
         }
     }
 
@@ -113,9 +113,9 @@ import Testing
             let token = hub.token, url = hub.url
             hub.kill()
             try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
-            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--store", dir.path, in: dir).status == 0)
+            #expect(try earshot("sounds", "enroll", "front_door", "ring.wav", "--data", dir.path, in: dir).status == 0)
             try writeWAV([chimeScene(notes: [660, 550], snr: 15, seed: 10)], rate: 16_000, to: dir.appendingPathComponent("door.wav"))
-            let offline = try earshot("watch", "door.wav", "--store", dir.path, "--no-alerts", "--hub", url, "--token", token, in: dir)
+            let offline = try earshot("watch", "door.wav", "--data", dir.path, "--no-alerts", "--hub", url, "--token", token, in: dir)
             #expect(offline.status == 0 && offline.stderr.contains("kept in"), "\(offline.stderr)")
             let spool = dir.appendingPathComponent("watch-spool.jsonl")
             let spooled = try String(contentsOf: spool, encoding: .utf8)
@@ -123,7 +123,7 @@ import Testing
 
             try hub.start(port: hub.port)
             try writeWAV([chimeScene(notes: [880], snr: -40, seed: 11)], rate: 16_000, to: dir.appendingPathComponent("quiet.wav"))
-            let online = try earshot("watch", "quiet.wav", "--store", dir.path, "--no-alerts", "--hub", url, "--token", token, in: dir)
+            let online = try earshot("watch", "quiet.wav", "--data", dir.path, "--no-alerts", "--hub", url, "--token", token, in: dir)
             #expect(online.status == 0 && online.stderr.contains("sending 1 event(s) kept from an earlier run"), "\(online.stderr)")
             #expect(try await hub.events().filter { $0.label == "front_door" }.count == 1)
             #expect(!FileManager.default.fileExists(atPath: spool.path))

@@ -65,7 +65,7 @@ def main():
     try:
         server.start()
         write_wav(f"{data}/ring.wav", np.concatenate([np.zeros(RATE // 2), chime(), np.zeros(RATE // 2)]) + 0.001 * np.random.default_rng(1).standard_normal(RATE * 9 // 5))
-        subprocess.run([a.earshot, "sounds", "enroll", "front_door", f"{data}/ring.wav", "--store", data], check=True, capture_output=True)
+        subprocess.run([a.earshot, "sounds", "enroll", "front_door", f"{data}/ring.wav", "--data", data], check=True, capture_output=True)
 
         hub_log = open(f"{data}/hub.log", "w")
         hub = subprocess.Popen([a.earshot, "serve", "--port", "0", "--data", data], stdout=subprocess.PIPE, stderr=hub_log, text=True)
@@ -81,7 +81,7 @@ def main():
                 url = line.split()[3].rstrip("/")
 
         watch_out, watch_err = open(f"{data}/watch.out", "w"), open(f"{data}/watch.err", "w")
-        watch = subprocess.Popen([a.earshot, "watch", "--store", data, "--cooldown", "5", "--hub", url, "--token", token],
+        watch = subprocess.Popen([a.earshot, "watch", "--data", data, "--cooldown", "5", "--hub", url, "--token", token],
                                  env=dict(server.env, PULSE_SOURCE="room.monitor"), stdout=watch_out, stderr=watch_err)
         procs.append(watch)
         time.sleep(3)

@@ -85,12 +85,12 @@ def place(scene, x, at):
 def enroll(earshot, name, clip, store, work):
     path = f"{work}/{name}.wav"
     save(path, clip / max(1e-9, np.abs(clip).max()) * 0.5)
-    result = subprocess.run([earshot, "sounds", "enroll", name, path, "--store", store], capture_output=True, text=True)
+    result = subprocess.run([earshot, "sounds", "enroll", name, path, "--data", store], capture_output=True, text=True)
     return None if result.returncode == 0 else result.stderr.strip().splitlines()[-1]
 
 
 def detect(earshot, store, path, method):
-    out = subprocess.run([earshot, "sounds", "detect", path, "--store", store, "--format", "jsonl", "--method", method],
+    out = subprocess.run([earshot, "sounds", "detect", path, "--data", store, "--format", "jsonl", "--method", method],
                          check=True, capture_output=True, text=True).stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
 
