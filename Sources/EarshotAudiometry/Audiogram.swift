@@ -75,11 +75,17 @@ public enum NALR {
 }
 
 /// The standard audiogram chart as SVG: frequency on a log axis across the top, hearing level
-/// downwards, right ear as red circles, left ear as blue crosses, no-responses as arrows.
+/// downwards, right ear as red circles, left ear as blue crosses, no-responses as arrows; the
+/// WHO grades as labelled zones, and each ear's pure-tone average and grade in the legend.
 public enum AudiogramChart {
+    /// The WHO 2021 grades' lower edges, dB HL.
+    static let gradeEdges: [(fromDB: Double, name: String)] = [
+        (-10, "normal"), (20, "mild"), (35, "moderate"), (50, "moderately severe"), (65, "severe"), (80, "profound"), (95, "complete or total"),
+    ]
+
     public static func svg(thresholds: [ThresholdResult], title: String) -> String {
-        let width = 640.0, height = 560.0
-        let left = 70.0, right = 600.0, top = 80.0, bottom = 520.0
+        let width = 640.0, height = 590.0
+        let left = 70.0, right = 600.0, top = 80.0, bottom = 510.0
         let minimumHz = 125.0, maximumHz = thresholds.contains { $0.frequencyHz > 8000 } ? 16_000.0 : 8000.0
         let minimumDB = -10.0, maximumDB = 120.0
         func x(_ hz: Double) -> Double { left + (right - left) * log2(hz / minimumHz) / log2(maximumHz / minimumHz) }
@@ -91,6 +97,11 @@ public enum AudiogramChart {
             <text x="\(fmt(width / 2))" y="28" text-anchor="middle" font-size="18">\(escape(title))</text>
 
             """
+        for (index, grade) in gradeEdges.enumerated() {
+            let to = index + 1 < gradeEdges.count ? gradeEdges[index + 1].fromDB : maximumDB
+            svg += "<rect x=\"\(fmt(left))\" y=\"\(fmt(y(grade.fromDB)))\" width=\"\(fmt(right - left))\" height=\"\(fmt(y(to) - y(grade.fromDB)))\" fill=\"\(index % 2 == 0 ? "#f4f6f8" : "#ffffff")\"/>\n"
+            svg += "<text x=\"\(fmt(right - 6))\" y=\"\(fmt(y(grade.fromDB) + 15))\" text-anchor=\"end\" font-size=\"12\" fill=\"#666\">\(grade.name)</text>\n"
+        }
         var hz = minimumHz
         while hz <= maximumHz {
             svg += "<line x1=\"\(fmt(x(hz)))\" y1=\"\(fmt(top))\" x2=\"\(fmt(x(hz)))\" y2=\"\(fmt(bottom))\" stroke=\"#bbb\"/>\n"
@@ -124,10 +135,23 @@ public enum AudiogramChart {
                 svg += symbol(ear, cx, y(level), colour)
             }
         }
-        svg += "<circle cx=\"\(fmt(left + 10))\" cy=\"\(fmt(height - 18))\" r=\"6\" fill=\"none\" stroke=\"#d62728\" stroke-width=\"2\"/>"
-        svg += "<text x=\"\(fmt(left + 22))\" y=\"\(fmt(height - 14))\" font-size=\"12\">right ear</text>\n"
-        svg += symbol(.left, left + 110, height - 18, "#1f4fd6")
-        svg += "<text x=\"\(fmt(left + 122))\" y=\"\(fmt(height - 14))\" font-size=\"12\">left ear</text>\n"
+        // The legend, right ear first as the chart draws it: symbol, pure-tone average, grade.
+        let summaries = AudiogramSummary(thresholds: thresholds).ears
+        for (row, ear) in [Ear.right, .left].enumerated() {
+            let cy = height - 48 + Double(row) * 24, colour = ear == .right ? "#d62728" : "#1f4fd6"
+            svg += symbol(ear, left + 10, cy, colour)
+            var words = "\(ear.rawValue) ear"
+            if let summary = summaries.first(where: { $0.ear == ear }) {
+                if let pta = summary.pureToneAverageDBHL, let grade = summary.whoGrade {
+                    words += String(format: ": pure-tone average %.0f dB HL (0.5, 1, 2, 4 kHz), ", pta) + (grade == "normal" ? "normal hearing" : "\(grade) hearing loss")
+                } else {
+                    words += ": no pure-tone average (it needs 0.5, 1, 2 and 4 kHz)"
+                }
+            } else {
+                words += ": not tested"
+            }
+            svg += "<text x=\"\(fmt(left + 24))\" y=\"\(fmt(cy + 4))\" font-size=\"13\">\(escape(words))</text>\n"
+        }
         svg += "</svg>\n"
         return svg
     }

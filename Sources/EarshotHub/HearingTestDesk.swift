@@ -27,6 +27,7 @@ actor HearingTestDesk {
         var person: String
         var session: TestSession
         var stimulus: Stimulus
+        var progress: ProgressTracker
     }
 
     /// Why the test cannot be given: no player.
@@ -39,12 +40,19 @@ actor HearingTestDesk {
         self.pauseSeconds = pauseSeconds
     }
 
-    /// `GET /api/hearing-test`.
-    func status() -> HearingTestStatus {
+    /// `GET /api/hearing-test[?procedure=P&frequencies=F,F…]`: with a procedure and frequencies,
+    /// also about how long that test takes.
+    func status(procedure: String? = nil, frequencies: String? = nil) -> HearingTestStatus {
         guard let player else { return HearingTestStatus(available: false, reason: unavailable) }
         let calibration = player.calibration
-        return HearingTestStatus(available: true, calibration: calibration.profile.name, running: running != nil,
-                                 transducer: calibration.transducer.rawValue)
+        var status = HearingTestStatus(available: true, calibration: calibration.profile.name, running: running != nil,
+                                       transducer: calibration.transducer.rawValue)
+        if let kind = procedure.flatMap(ProcedureKind.init(rawValue:)),
+           let list = frequencies?.split(separator: ",").compactMap({ Double($0) }), (1...16).contains(list.count),
+           let plan = try? TestPlan(frequencies: list, calibration: calibration) {
+            status.expectedSeconds = Double(ProgressTracker(procedure: kind, plan: plan).expectedTurns) * ProgressTracker.secondsPerTurn
+        }
+        return status
     }
 
     /// `POST /api/hearing-test`: `{"person":…, "procedure":"quick"|"hughson-westlake", "frequencies":[…]}`.
@@ -67,16 +75,16 @@ actor HearingTestDesk {
             guard let list = value as? [NSNumber], !list.isEmpty, list.count <= 16 else { throw .invalid("'frequencies' must be a list of 1–16 frequencies in Hz") }
             frequencies = list.map(\.doubleValue)
         }
-        let session: TestSession
+        let session: TestSession, plan: TestPlan
         do {
-            let plan = try TestPlan(frequencies: frequencies, calibration: player.calibration)
+            plan = try TestPlan(frequencies: frequencies, calibration: player.calibration)
             let seed = UInt64(Date().timeIntervalSince1970 * 1000)
             session = TestSession(procedure: procedure.make(plan: plan, seed: seed), transducer: player.calibration.transducer, seed: seed)
         } catch {
             throw .invalid("\(error)")
         }
         guard let first = session.next() else { throw .invalid("the plan holds no tone to test") }
-        running = Running(person: person, session: session, stimulus: first)
+        running = Running(person: person, session: session, stimulus: first, progress: ProgressTracker(procedure: procedure, plan: plan))
         return try await present(first)
     }
 
@@ -119,6 +127,7 @@ actor HearingTestDesk {
         defer { presenting = false }
         let pause = Double.random(in: pauseSeconds)
         let tone = stimulus.isCatchTrial ? nil : stimulus.tone
+        let progress = running?.progress.advance(to: stimulus)
         do {
             try await Task.sleep(for: .seconds(pause))
             // Playback blocks for the tone's length: on a thread of its own, not the server's.
@@ -136,7 +145,7 @@ actor HearingTestDesk {
             player.close()
             throw .invalid("the test was stopped")
         }
-        return HearingTestStep(state: .answer, trial: stimulus.id)
+        return HearingTestStep(state: .answer, trial: stimulus.id, progress: progress)
     }
 
     private func finish(_ test: Running) throws(HearingTestError) -> HearingTestStep {
@@ -150,7 +159,10 @@ actor HearingTestDesk {
             throw .unavailable("the result could not be stored: \(error)")
         }
         let svg = AudiogramChart.svg(thresholds: result.thresholds, title: "\(test.person), \(Self.today())")
-        return HearingTestStep(state: .done, person: test.person, reliability: result.reliability, svg: svg, testId: id, thresholds: result.thresholds)
+        // The command finds the hub's results by itself when the hub keeps them in the default folder.
+        let show = "earshot audiogram show \(id)" + (resultsPath == ResultStore.path() ? "" : " --db '\(resultsPath)'")
+        return HearingTestStep(state: .done, person: test.person, reliability: result.reliability, svg: svg, testId: id,
+                               showCommand: show, thresholds: result.thresholds, summary: AudiogramSummary(thresholds: result.thresholds))
     }
 
     static func today() -> String {
@@ -168,6 +180,8 @@ struct HearingTestStatus: Encodable, Sendable {
     var calibration: String?
     var running: Bool?
     var transducer: String?
+    /// About how long the test asked about takes, at a typical listener's pace.
+    var expectedSeconds: Double?
 }
 
 /// Where a test stands after a request: waiting for the answer to a trial, cancelled, or done
@@ -176,11 +190,15 @@ struct HearingTestStep: Encodable, Sendable {
     enum State: String, Encodable, Sendable { case answer, cancelled, done }
     var state: State
     var trial: Int?
+    var progress: TestProgress?
     var person: String?
     var reliability: Reliability?
     var svg: String?
     var testId: Int64?
+    /// The command that shows this result again.
+    var showCommand: String?
     var thresholds: [ThresholdResult]?
+    var summary: AudiogramSummary?
 }
 
 /// Why the hearing-test desk refused a request; each maps to an HTTP status.

@@ -208,3 +208,27 @@ struct IdealListener {
         #expect(throws: EarshotError.self) { try ResultStore(path: path) }
     }
 }
+
+/// What the hearing-test page shows while a test runs: which ear and tone, and about how long is left.
+@Suite struct ProgressTests {
+    @Test func progressGoesEarByEarToneByToneAndTheTimeLeftRunsDown() throws {
+        let frequencies = [1000.0, 2000, 4000]
+        let testPlan = try plan(frequencies)
+        var tracker = ProgressTracker(procedure: .hughsonWestlake, plan: testPlan)
+        #expect(tracker.expectedTurns >= 2 * frequencies.count * 3, "at least a few turns a tone: \(tracker.expectedTurns)")
+        var listener = SimulatedListener(name: "mild", thresholds: [.left: [1000: 30, 2000: 35, 4000: 50], .right: [1000: 20, 2000: 25, 4000: 40]], seed: 3)
+        let session = TestSession(procedure: ProcedureKind.hughsonWestlake.make(plan: testPlan, seed: 3), transducer: .supraAural, seed: 3)
+        var seen: [TestProgress] = []
+        while let stimulus = session.next() {
+            seen.append(tracker.advance(to: stimulus))
+            try session.respond(id: stimulus.id, answer: listener.answer(stimulus))
+        }
+        let first = try #require(seen.first), last = try #require(seen.last)
+        #expect(first.earNumber == 1 && first.toneNumber == 1 && first.ears == 2 && first.tones == 3 && first.turn == 1)
+        #expect(last.earNumber == 2 && last.toneNumber == 3 && last.turn == seen.count)
+        // Ear 1's tones, then ear 2's; the count never goes back within an ear.
+        #expect(zip(seen, seen.dropFirst()).allSatisfy { a, b in b.earNumber > a.earNumber || (b.earNumber == a.earNumber && b.toneNumber >= a.toneNumber) })
+        #expect(first.secondsLeft > 60 && last.secondsLeft <= 30 && last.secondsLeft < first.secondsLeft / 4,
+                "\(first.secondsLeft) s at the start, \(last.secondsLeft) s at the end")
+    }
+}

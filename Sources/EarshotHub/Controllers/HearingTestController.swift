@@ -6,7 +6,10 @@ struct HearingTestController {
     let desk: HearingTestDesk
 
     func addRoutes(to group: RouterGroup<HubRequestContext>) {
-        group.get { _, _ in await desk.status() }
+        group.get { request, _ in
+            await desk.status(procedure: request.uri.queryParameters["procedure"].map(String.init),
+                              frequencies: request.uri.queryParameters["frequencies"].map(String.init))
+        }
         group.post { request, _ in
             let body = try await request.smallBody()
             return try await Self.reply { () async throws(HearingTestError) in try await desk.start(body) }
