@@ -86,6 +86,14 @@ public final class EventStore: Sendable {
         }
     }
 
+    /// The sound events whose recording is still kept (`SoundStore.keepHeard`): those a person
+    /// can answer "not my doorbell" to.
+    public func rejectable() async throws -> [Int64] {
+        try await pool.read { db in
+            try Int64.fetchAll(db, sql: "SELECT event.id FROM event JOIN heard ON heard.key = event.key WHERE event.kind = 'sound' ORDER BY event.id")
+        }
+    }
+
     private static func event(_ row: Row) -> StoredEvent {
         StoredEvent(id: row["id"], kind: EventKind(rawValue: row["kind"]) ?? .test, label: row["label"],
                     time: StoredEvent.iso8601(row["time"]), confidence: row["confidence"], source: row["source"], quiet: row["quiet"])

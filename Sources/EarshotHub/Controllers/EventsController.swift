@@ -16,6 +16,7 @@ struct EventsController {
         group.post(use: post)
         group.get(use: list)
         group.get("stream", use: follow)
+        group.get("rejectable") { _, _ in Rejectable(events: try await store.rejectable()) }
         group.post(":id/reject", use: reject)
     }
 
@@ -70,6 +71,11 @@ struct EventsController {
             since = try Self.integer(request, "since", default: 0)
         }
         return stream.response(after: since, format: .serverSentEvents)
+    }
+
+    /// `GET /api/events/rejectable`: the sound events "not my doorbell" can act on.
+    struct Rejectable: ResponseEncodable {
+        var events: [Int64]
     }
 
     struct Rejected: ResponseEncodable {
