@@ -1,3 +1,4 @@
+import EarshotAlerts
 import EarshotCore
 import EarshotHub
 @testable import EarshotListening
@@ -59,6 +60,32 @@ private func room(seconds: Double, chimesAt onsets: [Double]) -> [Float] {
 }
 
 @Suite struct ListeningTests {
+    /// With the alert detector on and no cooldown, each ring of an enrolled chime is one
+    /// announcement, by its own name: never also as the detector's generic doorbell (which it
+    /// is, to the detector, when nothing is enrolled).
+    @Test func oneAnnouncementPerRingWithAlertsOn() throws {
+        try withTemporaryDirectory { dir in
+            let store = try SoundStore(path: dir.appendingPathComponent("hub.sqlite").path)
+            let network = try AlertNetwork.bundled()
+            let audio = room(seconds: 40, chimesAt: [3, 23])
+            let start = Date(timeIntervalSince1970: 1_800_000_000)
+            func announced() throws -> [String] {
+                let listening = try Listening(network: network, alertSettings: nil, store: store)
+                var written: [String] = []
+                listening.fanOut = EventFanOut(poster: nil, bridge: nil, cooldown: 0, write: { written.append($0.label) })
+                for first in stride(from: 0, to: audio.count, by: Listening.blockFrames) {
+                    listening.hear(audio[first..<min(audio.count, first + Listening.blockFrames)], sessionStart: start)
+                }
+                listening.finish()
+                return written
+            }
+            #expect(try announced() == ["doorbell", "doorbell"])
+            let clip = [Float](repeating: 0, count: 4000) + chime() + [Float](repeating: 0, count: 4000)
+            try store.enroll("front_door", clips: [SoundStore.Clip(role: .enrollment, source: "ring.wav", samples: clip)])
+            #expect(try announced() == ["front_door", "front_door"])
+        }
+    }
+
     /// In process, as `watch` runs it: an enrolled chime rung twice, 40 s apart, in a quiet room
     /// is announced twice by its name through the fan-out (once per ring, within the cooldown),
     /// what was heard is kept, and "not my doorbell" finds it.
