@@ -28,6 +28,17 @@ public enum AlertSynthesis {
         }
     }
 
+    /// The first seed whose sound is the class's most familiar form (a doorbell's ding-dong
+    /// chime rather than a buzzer): what a person asking for "a doorbell" expects to hear.
+    public static func familiarSeed(_ alertClass: AlertClass) -> UInt64 {
+        guard alertClass == .doorbell else { return 1 }
+        return (1...UInt64(1000)).first { seed in
+            var random = SeededRandom(seed: seed)
+            if case .chime = DoorbellParameters.random(using: &random) { return true }
+            return false
+        } ?? 1
+    }
+
     // MARK: Sirens
 
     public struct SirenParameters: Sendable {

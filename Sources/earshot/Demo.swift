@@ -101,7 +101,11 @@ struct Demo: ParsableCommand {
                   + String(format: "  %+5.1f dB  %@  %+6.1f dB   %+6.1f dB          %+6.1f dB",
                            alert.snr, alert.detected ? "yes     " : "no      ", alert.keptDB, alert.keptWithoutSeparatorDB, alert.restDB))
         }
-        print(String(format: "Chain delay %.1f ms. Try: earshot listen scene.wav -o out.wav --events events.jsonl", Double(with.latencySamples) / rate * 1000))
-        if let output { print("Scene kept at \(output)") }
+        print(String(format: "Chain delay %.1f ms.", Double(with.latencySamples) / rate * 1000))
+        if let output {
+            print("Scene kept at \(output). Try: earshot listen \(Terminal.quoted(output)) -o out.wav --events events.jsonl")
+        } else {
+            print("Try it yourself: earshot demo -o scene.wav keeps the scene; then earshot listen scene.wav -o out.wav --events events.jsonl")
+        }
     }
 }

@@ -31,7 +31,9 @@ struct Detect: ParsableCommand {
     func run() throws {
         let fanOut = EventFanOut(poster: try hub.poster(), bridge: try mqtt.bridge())
         let started = Date()
+        var found = 0
         func report(_ change: AlertEventTracker.Change) {
+            if case .began = change { found += 1 }
             format.print(change)
             fanOut.alert(change, from: started)
         }
@@ -46,5 +48,10 @@ struct Detect: ParsableCommand {
         try runner.run(source: source, chain: chain, sink: DiscardingSink())
         detector.finish(report)
         fanOut.finish()
+        // Silence would read as a failure: say that the whole recording was heard (on stderr, so
+        // the output stays one line per event).
+        if found == 0 {
+            Terminal.note(String(format: "No alerts (siren, smoke alarm, car horn, doorbell) in %@ (%.1f s heard).", input, reader.info.durationSeconds))
+        }
     }
 }

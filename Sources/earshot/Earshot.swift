@@ -21,7 +21,12 @@ struct Earshot: AsyncParsableCommand {
     /// (including bad arguments), 1 for Earshot's own faults, 0 for help and version.
     static func main() async {
         do {
-            var command = try parseAsRoot()
+            let arguments = Array(CommandLine.arguments.dropFirst())
+            if let unknown = CommandSuggestion.unknownCommand(in: arguments, under: Earshot.self) {
+                Terminal.error(unknown)
+                Foundation.exit(2)
+            }
+            var command = try parseAsRoot(CommandSuggestion.joiningNegativeValues(arguments))
             if var command = command as? AsyncParsableCommand {
                 try await command.run()
             } else {

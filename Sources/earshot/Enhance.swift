@@ -41,5 +41,8 @@ struct Enhance: ParsableCommand {
             if native != rate { chain = "soxr \(Int(rate))→\(Int(native)) Hz → " + chain + " → soxr back to \(Int(rate)) Hz (phase-aligned)" }
             Terminal.note(chain + "; compensated in the output")
         }
+        if output != "-" {
+            Terminal.note("Enhanced \(input) → \(output) (\(suppression.model) suppressor, at most \(String(format: "%g", suppression.strength)) dB of reduction)")
+        }
     }
 }

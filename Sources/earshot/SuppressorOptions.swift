@@ -10,4 +10,10 @@ struct SuppressorOptions: ParsableArguments {
 
     @Option(help: "The most any frequency is attenuated, in dB (0–40).")
     var strength: Double = NoiseSuppressor.defaultStrengthDB
+
+    func validate() throws {
+        guard strength.isFinite, (0...40).contains(strength) else {
+            throw ValidationError("--strength is the most noise is reduced, 0–40 dB, not \(String(format: "%g", strength))")
+        }
+    }
 }

@@ -20,8 +20,8 @@ struct SynthAlert: ParsableCommand {
     @Option(name: .customLong("class"), help: "siren, smoke_alarm, car_horn or doorbell.")
     var alertClass: AlertClass
 
-    @Option(help: "Seed for the parameters.")
-    var seed: UInt64 = 1
+    @Option(help: "Seed for the parameters (default: the first seed giving the class's most familiar sound, a ding-dong chime for a doorbell).")
+    var seed: UInt64?
 
     @Option(help: "Sample rate in Hz.")
     var rate: Double = 16_000
@@ -37,7 +37,7 @@ struct SynthAlert: ParsableCommand {
         guard seconds.isFinite, (1...120).contains(seconds) else {
             throw EarshotError.invalidArgument("--seconds must be 1–120, not \(seconds)")
         }
-        let sound = AlertSynthesis.random(alertClass, seed: seed, sampleRate: rate, maximumSeconds: seconds)
+        let sound = AlertSynthesis.random(alertClass, seed: seed ?? AlertSynthesis.familiarSeed(alertClass), sampleRate: rate, maximumSeconds: seconds)
         try AudioFile.write(AudioBuffer(channels: [sound.samples]), to: output, sampleRate: rate)
         Terminal.note("\(sound.description) — \(String(format: "%.2f", Double(sound.samples.count) / rate)) s written to \(output)")
     }
