@@ -62,6 +62,7 @@ struct Listen: ParsableCommand {
 
     func run() throws {
         try refuseOverwriting(output, inputs: [input])
+        try refuseOverwriting(events, inputs: [input])
         let network = alerts ? try AlertNetwork.bundled() : nil
         let fit = try fitting.fitting(), profile = try fitting.profile()
         let ceilingDBFS = min(ceiling.maxOutputDbfs, try fit?.ceilingDBFS(calibration: profile) ?? 0)

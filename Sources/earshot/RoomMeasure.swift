@@ -83,6 +83,7 @@ struct RoomMeasure: ParsableCommand {
         guard responseSeconds.isFinite, responseSeconds > 0, responseSeconds <= 60 else {
             throw EarshotError.invalidArgument("--response-seconds must be between 0 and 60")
         }
+        try refuseOverwriting(output, inputs: [recorded])
         let signal = try sweep.makeSweep()
         let format = try roomSampleFormat(for: output, requested: nil)
         let recording: [[Float]]

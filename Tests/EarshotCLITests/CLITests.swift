@@ -140,6 +140,12 @@ import Testing
         Case(arguments: ["convert", "good.wav", "-o", "./good.wav"], message: "is the input"),
         Case(arguments: ["convert", "link.wav", "-o", "good.wav"], message: "is the input"),
         Case(arguments: ["listen", "good.wav", "-o", "good.wav"], message: "is the input"),
+        Case(arguments: ["listen", "good.wav", "-o", "out.wav", "--events", "good.wav"], message: "is the input"),
+        Case(arguments: ["amplify", "good.wav", "-o", "good.wav", "--audiogram", "missing.json"], message: "is the input"),
+        Case(arguments: ["aec", "--mic", "good.wav", "--far", "stereo.wav", "-o", "stereo.wav"], message: "is the input"),
+        Case(arguments: ["capture", "good.wav", "-o", "good.wav"], message: "is the input"),
+        Case(arguments: ["room", "iterate", "good.wav", "--ir", "stereo.wav", "--generations", "2", "-o", "stereo.wav"], message: "is the input"),
+        Case(arguments: ["room", "measure", "--recorded", "good.wav", "-o", "good.wav"], message: "is the input"),
     ]
 
     /// A directory of bad (and one good) input files.
