@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps live-deps test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture train train-enhance train-sounds espeak fixtures venv clean
+.PHONY: all deps live-deps test-build test-fast test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture train train-enhance train-sounds espeak fixtures venv clean
 
 all: build
 
@@ -39,17 +39,21 @@ demo: release
 
 # Tests run optimised, as Earshot runs: the processor contract counts heap allocations on the
 # audio path, and only the optimised build is allocation-free (as it must be live).
+# `make test` is both tiers: `test-fast`, the Swift suite without servers (DSP, models, files, the
+# hub over HTTP with a real SQLite file), for the loop while changing code; `test-live`, the suites
+# that start servers (mosquitto, Avahi and D-Bus, strace watching fsync) and the live scripts
+# through a real sound server and a real browser. Each tier says how long it took.
 TEST_FLAGS := -c release -Xswiftc -enable-testing
-test: deps live-deps
+SERVER_SUITES := HomeAssistantTests|HubMQTTTests|ServiceDiscoveryTests|HubDurabilityTests
+EARSHOT_BIN := .build/release/earshot
+test: test-fast test-live
+
+test-build: deps
 	$(SWIFT) build $(TEST_FLAGS) --build-tests
-	$(SWIFT) test $(TEST_FLAGS) --skip-build
-	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --devices one
-	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --devices two
-	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --seconds 30 --load '' --listen-args "--audiogram Tests/Live/sloping_audiogram.json"
-	python3 Tests/Live/live_watch.py --earshot .build/release/earshot
-	python3 Tests/Live/live_soundcheck.py --earshot .build/release/earshot
-	python3 Tests/Live/live_echo.py --earshot .build/release/earshot
-	python3 Tests/Live/dashboard.py --earshot .build/release/earshot --screenshots .build/screenshots
+
+test-fast: test-build
+	@start=$$(date +%s); $(SWIFT) test $(TEST_FLAGS) --skip-build --skip '$(SERVER_SUITES)' \
+	  && echo "test-fast took $$(( $$(date +%s) - start )) s after the build"
 
 # `earshot listen` live through a real sound server for two minutes, both cores loaded from 50
 # to 70 s, twice: one sink for both directions, then the room and the headphones as separate
@@ -72,14 +76,17 @@ live-deps:
 	fi
 	@python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy
 	@python3 -c 'import playwright' 2>/dev/null || python3 -m pip install -q playwright
-test-live: release live-deps
-	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --devices one
-	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --devices two
-	python3 Tests/Live/live_listen.py --earshot .build/release/earshot --seconds 30 --load '' --listen-args "--audiogram Tests/Live/sloping_audiogram.json"
-	python3 Tests/Live/live_watch.py --earshot .build/release/earshot
-	python3 Tests/Live/live_soundcheck.py --earshot .build/release/earshot
-	python3 Tests/Live/live_echo.py --earshot .build/release/earshot
-	python3 Tests/Live/dashboard.py --earshot .build/release/earshot --screenshots .build/screenshots
+# The delay measurements run alone (load from elsewhere would be measured as theirs); the scripts
+# that only need their own sound server run side by side.
+test-live: test-build live-deps
+	@start=$$(date +%s); $(SWIFT) test $(TEST_FLAGS) --skip-build --filter '$(SERVER_SUITES)' \
+	  && python3 Tests/Live/live_listen.py --earshot $(EARSHOT_BIN) --devices one \
+	  && python3 Tests/Live/live_listen.py --earshot $(EARSHOT_BIN) --devices two \
+	  && python3 Tests/Live/live_listen.py --earshot $(EARSHOT_BIN) --seconds 30 --load '' --listen-args "--audiogram Tests/Live/sloping_audiogram.json" \
+	  && python3 Tests/Live/parallel.py "python3 Tests/Live/live_watch.py --earshot $(EARSHOT_BIN)" \
+	       "python3 Tests/Live/live_soundcheck.py --earshot $(EARSHOT_BIN)" "python3 Tests/Live/live_echo.py --earshot $(EARSHOT_BIN)" \
+	  && python3 Tests/Live/dashboard.py --earshot $(EARSHOT_BIN) --screenshots .build/screenshots \
+	  && echo "test-live took $$(( $$(date +%s) - start )) s after the build"
 
 bench: release
 	$(SWIFT) run -c release --skip-build earshot-bench

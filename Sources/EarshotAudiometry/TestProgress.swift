@@ -9,7 +9,8 @@ public struct TestProgress: Codable, Equatable, Sendable {
     public var toneNumber: Int
     public var tones: Int
     public var turn: Int
-    /// An estimate: the turns a typical listener still needs, at the pace of a turn.
+    /// An estimate: the turns still to come (at a simulated listener's pace at first, then at
+    /// this listener's), at the length of a turn.
     public var secondsLeft: Double
 }
 
