@@ -26,9 +26,7 @@ public final class Listening {
     /// user's own doorbell is recognised too, its name is announced and the generic one is not.
     private var heldDoorbell: (event: AlertEvent, sessionStart: Date, heldAt: Double)?
     private var lastEnrolledSound = -Double.infinity
-    /// Long enough for the enrolled sound's run to form after the detector's doorbell (which
-    /// fires about 0.4 s into a ring; an enrolled sound, a second or so in, rarely two).
-    static let doorbellHoldSeconds = 2.0
+    static let doorbellHoldSeconds = 1.0
     /// Where what is heard is announced.
     public var fanOut: EventFanOut?
     /// Notes for the person running it (a reload, a store that cannot be written).

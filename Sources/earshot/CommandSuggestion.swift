@@ -10,6 +10,7 @@ enum CommandSuggestion {
         var index = 0
         while index < arguments.count {
             let argument = arguments[index]
+            if argument == "--" { return joined + arguments[index...] }  // what follows is positional, as written
             if argument.hasPrefix("--"), argument.count > 2, !argument.contains("="), index + 1 < arguments.count,
                isNegativeNumber(arguments[index + 1]) {
                 joined.append(argument + "=" + arguments[index + 1])

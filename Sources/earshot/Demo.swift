@@ -103,7 +103,7 @@ struct Demo: ParsableCommand {
         }
         print(String(format: "Chain delay %.1f ms.", Double(with.latencySamples) / rate * 1000))
         if let output {
-            print("Scene kept at \(output). Try: earshot listen \(Terminal.quoted(output)) -o out.wav --events events.jsonl")
+            print("Scene kept at \(output). Try: earshot listen \(shellWord(output)) -o out.wav --events events.jsonl")
         } else {
             print("Try it yourself: earshot demo -o scene.wav keeps the scene; then earshot listen scene.wav -o out.wav --events events.jsonl")
         }

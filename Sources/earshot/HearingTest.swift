@@ -84,7 +84,7 @@ struct HearingTestRun: ParsableCommand {
         let result = session.result
         if let store, let person {
             let id = try store.save(result, person: person, calibration: profile.name)
-            Terminal.note("Saved as test \(id) for \(person): 'earshot audiogram show \(id)\(db.map { " --db \($0)" } ?? data.data.map { " --data \($0)" } ?? "")'")
+            Terminal.note("Saved as test \(id) for \(person): 'earshot audiogram show \(id)\(db.map { " --db \(shellWord($0))" } ?? data.data.map { " --data \(shellWord($0))" } ?? "")'")
         }
         if `protocol` == nil { AudiogramShow.printSummary(result) }
     }

@@ -12,13 +12,6 @@ enum Terminal {
         FileHandle.standardError.write(Data("\(message)\n".utf8))
     }
 
-    /// `text` as one shell word, quoted only where it needs to be.
-    static func quoted(_ text: String) -> String {
-        let plain = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-_./=:,+@%"))
-        if !text.isEmpty, text.unicodeScalars.allSatisfy(plain.contains) { return text }
-        return "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-
     static var standardErrorIsTerminal: Bool { isatty(STDERR_FILENO) != 0 }
 
     static func printJSON<T: Encodable>(_ value: T) throws {
