@@ -9,8 +9,10 @@ PulseAudio runs in user mode with a private runtime directory, in one of two set
   delay of every burst is measured to the sample.
 - two devices (`--devices two`): `room` and `headphones` are null sinks of their own, each with
   its own timing, as a microphone and headphones that are different devices are. Each monitor is
-  recorded by its own `parec`; before Earshot starts, clicks played into both at once (through a
-  combine sink, then unloaded) measure the offset between the two recordings.
+  recorded by its own `parec`, with the computer's time of every piece that arrives, and each
+  recording is read on the computer's clock (a device's samples are on its own); before Earshot
+  starts, clicks played into both at once (through a combine sink, then unloaded) measure the
+  offset between the two recordings.
 
 A 100 ms tone burst goes into the room every second. Both cores are loaded for a while in the
 middle of the run. Checks: every burst outside the loaded window (and a short recovery after it)
@@ -18,7 +20,7 @@ arrives; the median added delay is at most --max-median-ms; the delay over the l
 within --max-drift-ms of the first 20 s. Prints the delay of every burst and a summary; exit 1 on
 failure.
 """
-import argparse, json, os, signal, subprocess, sys, time
+import argparse, json, os, signal, subprocess, sys, threading, time
 import numpy as np
 
 from sound_server import PROBE_MODULES, RATE, SoundServer, sh
@@ -66,9 +68,60 @@ TWO_DEVICE_MODULES = [
 ]
 
 
-def record(env, device, path):
-    return subprocess.Popen(["parec", f"--device={device}", "--raw", "--format=float32le", f"--rate={RATE}", "--channels=1",
-                             "--latency-msec=20"], env=env, stdout=open(path, "wb"))
+class TimedRecording:
+    """A monitor recorded by `parec`, with the computer's time noted as each piece arrives: a
+    device's samples are on its own clock, and a null sink's is not the computer's (it adds up
+    each chunk it renders in whole microseconds, rounded down, so after odd-sized chunks, from
+    underruns for one, it runs a few hundred ppm fast). Read against the computer's clock, a delay
+    is what a listener hears; counted in a fast sink's samples it would seem to grow."""
+
+    def __init__(self, env, device, path):
+        self.path, self.arrivals = path, []
+        self.proc = subprocess.Popen(["parec", f"--device={device}", "--raw", "--format=float32le", f"--rate={RATE}",
+                                      "--channels=1", "--latency-msec=20"], env=env, stdout=subprocess.PIPE, bufsize=0)
+        self.thread = threading.Thread(target=self._read, daemon=True)
+        self.thread.start()
+
+    def _read(self):
+        with open(self.path, "wb") as out:
+            total = 0
+            while chunk := self.proc.stdout.read(65536):
+                out.write(chunk)
+                total += len(chunk)
+                self.arrivals.append((time.monotonic(), total // 4))
+
+    def poll(self):
+        return self.proc.poll()
+
+    def kill(self):
+        self.proc.kill()
+
+    def terminate(self):
+        self.proc.terminate()
+
+    def wait(self):
+        self.proc.wait()
+        self.thread.join()
+
+    def clock(self, exclude=None):
+        """(t0, rate): sample i was recorded at about t0 + i / rate on the computer's clock. A
+        piece can only arrive late, never early, so the line is fitted to the pieces that came
+        soonest (each second's earliest against the line), leaving out `exclude` (START, END)
+        on the computer's clock (time.monotonic()), when the machine was loaded."""
+        t = np.array([a for a, _ in self.arrivals])
+        n = np.array([b for _, b in self.arrivals], float)
+        keep = np.ones(len(t), bool) if exclude is None else ~((t >= exclude[0]) & (t <= exclude[1]))
+        origin = t[0]
+        t = t - origin
+        t, n = t[keep], n[keep]
+        rate = RATE
+        for _ in range(3):
+            lateness = t - n / rate
+            seconds = np.floor(t).astype(int)
+            soonest = [np.flatnonzero(seconds == k)[np.argmin(lateness[seconds == k])] for k in np.unique(seconds)]
+            slope, _ = np.polyfit(n[soonest], t[soonest], 1)
+            rate = 1 / slope
+        return np.min(t - n / rate) + origin, rate
 
 
 def play(env, device, path):
@@ -76,32 +129,36 @@ def play(env, device, path):
                              "--channels=1", "--latency-msec=20", path], env=env)
 
 
-def recording_offset(room, heard, clicks):
-    """Samples by which the headphones' recording starts earlier than the room's, from `clicks`
-    played into both at once; None unless every click was found in both."""
+def recording_offset(room, heard, room_clock, heard_clock, clicks):
+    """Seconds on the computer's clock by which a sound played into both devices at once is
+    recorded later in the headphones' recording than in the room's, from `clicks` played into
+    both; None unless every click was found in both, alike."""
     threshold = 0.5 * 10 ** (-20 / 20)
     a, b = onsets(envelope(room), threshold), onsets(envelope(heard), threshold)
     if len(a) < clicks or len(b) < clicks:
         return None
-    differences = b[:clicks] - a[:clicks]
-    if differences.max() - differences.min() > 0.002 * RATE:
+    differences = (heard_clock[0] + b[:clicks] / heard_clock[1]) - (room_clock[0] + a[:clicks] / room_clock[1])
+    if differences.max() - differences.min() > 0.002:
         return None
-    return int(np.median(differences))
+    return float(np.median(differences))
 
 
-def measure(room, heard, burst_peak):
+def measure(room, heard, burst_peak, to_heard=lambda i: i, heard_rate=RATE):
+    """(seconds into the room's recording, delay in ms or None if lost) for every burst that went
+    in; `to_heard` maps a sample of the room's recording to the headphones' sample of that moment."""
     room, heard = envelope(room), envelope(heard)
     sent = onsets(room, 0.5 * burst_peak)
     results = []
     for s in sent:
-        window = heard[s:s + int(0.9 * RATE)]
+        h = max(0, to_heard(s))
+        window = heard[h:h + int(0.9 * heard_rate)]
         peak = window.max(initial=0)
         # Arrived: within 20 dB of what went in (the suppressor may lower a steady tone a little).
         if peak < 0.1 * burst_peak:
             results.append((s / RATE, None))
             continue
         onset = np.flatnonzero(window > 0.5 * peak)[0]
-        results.append((s / RATE, onset / RATE * 1000))
+        results.append((s / RATE, onset / heard_rate * 1000))
     return results
 
 
@@ -130,8 +187,8 @@ def main():
         stim_path = f"{server.dir}/bursts.f32"
         stim.tofile(stim_path)
         if two:
-            recorders = [record(server.env, "room.monitor", f"{server.dir}/room.f32"),
-                         record(server.env, "headphones.monitor", f"{server.dir}/headphones.f32")]
+            recorders = [TimedRecording(server.env, "room.monitor", f"{server.dir}/room.f32"),
+                         TimedRecording(server.env, "headphones.monitor", f"{server.dir}/headphones.f32")]
             time.sleep(0.5)
             clicks = 3
             bursts(0.5 * clicks + 0.5, period=0.5, length=0.02, first=0.25).tofile(f"{server.dir}/clicks.f32")
@@ -183,26 +240,32 @@ def main():
         listen_log.close()
         log = open(f"{server.dir}/listen.log").read()
 
+        lo, hi = (load_window[0], load_window[1] + a.recovery) if load_window else (1e9, 1e9)
+        to_heard, heard_rate = (lambda i: i), RATE
         if two:
             room = np.fromfile(f"{server.dir}/room.f32", np.float32)
             heard = np.fromfile(f"{server.dir}/headphones.f32", np.float32)
-            offset = recording_offset(room[: int(2.5 * RATE)], heard[: int(2.5 * RATE)], clicks)
+            loaded = (started + lo, started + hi) if load_window else None
+            room_clock, heard_clock = (recorder.clock(exclude=loaded) for recorder in recorders)
+            print("each device's recording against the computer's clock: "
+                  f"room {(room_clock[1] / RATE - 1) * 1e6:+.0f} ppm, headphones {(heard_clock[1] / RATE - 1) * 1e6:+.0f} ppm")
+            clicks_end = int(2.5 * RATE)
+            offset = recording_offset(room[:clicks_end], heard[:clicks_end], room_clock, heard_clock, clicks)
             if offset is None:
                 sys.exit("live test: the clicks played into both devices were not found in both recordings")
-            print(f"the headphones' recording starts {offset / RATE * 1000:.1f} ms before the room's")
-            # Line the headphones up with the room, and leave the clicks out.
-            heard = heard[offset:] if offset >= 0 else np.concatenate([np.zeros(-offset, np.float32), heard])
-            n = min(len(room), len(heard))
-            room, heard = room[:n].copy(), heard[:n].copy()
-            room[: int(2.5 * RATE)] = 0
+            print(f"a sound played into both is recorded {abs(offset) * 1000:.1f} ms {'later' if offset >= 0 else 'earlier'} "
+                  "in the headphones' recording than in the room's")
+            room = room.copy()
+            room[:clicks_end] = 0  # the clicks are not bursts
+            heard_rate = heard_clock[1]
+            to_heard = lambda i: int(round((room_clock[0] + i / room_clock[1] + offset - heard_clock[0]) * heard_rate))
         else:
             recording = np.fromfile(f"{server.dir}/probe.f32", np.float32)
             recording = recording[: len(recording) // 2 * 2].reshape(-1, 2)
             room, heard = recording[:, 0], recording[:, 1]
-        results = measure(room, heard, 10 ** (-20 / 20))
+        results = measure(room, heard, 10 ** (-20 / 20), to_heard, heard_rate)
         # Burst times on the stimulus' own clock: the first detected burst went out at 0.5 s.
         base = results[0][0] - 0.5 if results else 0
-        lo, hi = (load_window[0], load_window[1] + a.recovery) if load_window else (1e9, 1e9)
         missing = [round(t - base, 1) for t, d in results if d is None and not (lo <= t - base <= hi)]
         missing_loaded = [round(t - base, 1) for t, d in results if d is None and lo <= t - base <= hi]
         delays = [(t - base, d) for t, d in results if d is not None]
