@@ -133,6 +133,8 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
     private var channels: [ChannelState] = []
     private var fft: RealFFT?
     private var gains: [Float] = []
+    /// The output's peak limit, dBFS; nil for none.
+    public let limitDBFS: Double?
 
     /// One channel's streaming state; a class so the audio path mutates it in place, never
     /// through a copy.
@@ -141,30 +143,41 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         let overlapAdd: UnsafeMutableBufferPointer<Float>
         let output: UnsafeMutableBufferPointer<Float>
         var outputIndex = 1  // the first hop - 1 outputs are the silence before the first frame
+        let limiter: HopLimiter?
+        /// What is known of the hop after `output` when a frame is synthesised, for the limiter.
+        let ahead: UnsafeMutableBufferPointer<Float>
 
-        init(frameSize: Int, hop: Int) {
+        init(frameSize: Int, hop: Int, limiter: HopLimiter?) {
             collector = FrameCollector(frameSize: frameSize, hop: hop)
             overlapAdd = .allocate(capacity: frameSize)
             output = .allocate(capacity: hop)
+            ahead = .allocate(capacity: hop)
+            self.limiter = limiter
             reset()
         }
 
         deinit {
             overlapAdd.deallocate()
             output.deallocate()
+            ahead.deallocate()
         }
 
         func reset() {
             collector.reset()
             overlapAdd.update(repeating: 0)
             output.update(repeating: 0)
+            ahead.update(repeating: 0)
+            limiter?.reset()
             outputIndex = 1
         }
     }
 
-    public init(configuration: STFTConfiguration, stage: Stage) {
+    /// - Parameter limitDBFS: hold every channel's output under this peak level with a
+    ///   `HopLimiter`, which looks ahead inside the STFT's own delay; nil for none.
+    public init(configuration: STFTConfiguration, stage: Stage, limitDBFS: Double? = nil) {
         self.configuration = configuration
         self.stage = stage
+        self.limitDBFS = limitDBFS
     }
 
     public var latencySamples: Int { configuration.frameSize - 1 - configuration.synthesisStart }
@@ -174,8 +187,10 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         let transform = RealFFT(size: configuration.frameSize)
         fft = transform
         try stage.prepare(binCount: transform.binCount, spec: spec)
-        channels = (0..<spec.channelCount).map { _ in
-            ChannelState(frameSize: configuration.frameSize, hop: configuration.hop)
+        channels = (0..<spec.channelCount).map { [configuration, limitDBFS] _ in
+            ChannelState(
+                frameSize: configuration.frameSize, hop: configuration.hop,
+                limiter: limitDBFS.map { HopLimiter(ceilingDBFS: $0, hop: configuration.hop, sampleRate: spec.sampleRate) })
         }
     }
 
@@ -214,9 +229,12 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
             for i in 0..<n { ola[i] += fft.time[i] * window[i] }
         }
         let start = configuration.synthesisStart
+        let known = min(hop, n - start - hop)
         gains.withUnsafeBufferPointer { gains in
             for i in 0..<hop { state.output[i] = ola[start + i] * gains[i] }
+            for i in 0..<known { state.ahead[i] = ola[start + hop + i] * gains[i] }
         }
+        state.limiter?.limit(state.output, ahead: UnsafeBufferPointer(rebasing: state.ahead[0..<known]))
         let base = ola.baseAddress!
         base.update(from: base + hop, count: n - hop)
         (base + n - hop).update(repeating: 0, count: hop)

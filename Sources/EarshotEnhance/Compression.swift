@@ -48,13 +48,23 @@ public struct Compression: Equatable, Sendable {
     /// Level-detector time constants (ANSI S3.22 style: to within 3 dB of a 35 dB step).
     public var attackSeconds: Double
     public var releaseSeconds: Double
+    /// The most any output sample may be, dBFS: a look-ahead limiter inside the STFT's delay
+    /// holds the peaks under it (`HopLimiter`), so a band level under its maximum can never
+    /// come out as a waveform cut at full scale. Nil for none.
+    public var limitDBFS: Double?
 
-    public init(channels: [[CompressionBand]], fullScaleDBSPL: Double = 100, attackSeconds: Double = 0.005, releaseSeconds: Double = 0.1) {
+    public init(channels: [[CompressionBand]], fullScaleDBSPL: Double = 100, attackSeconds: Double = 0.005, releaseSeconds: Double = 0.1,
+                limitDBFS: Double? = nil) {
         self.channels = channels
         self.fullScaleDBSPL = fullScaleDBSPL
         self.attackSeconds = attackSeconds
         self.releaseSeconds = releaseSeconds
+        self.limitDBFS = limitDBFS
     }
+
+    /// The limiter's own ceiling: a tenth of a decibel under the limit, so the output guard
+    /// after it (which pins samples, exactly at the limit) has only rounding left to catch.
+    public var limiterCeilingDBFS: Double? { limitDBFS.map { $0 - 0.1 } }
 
     func validate() throws {
         guard !channels.isEmpty, channels.allSatisfy({ !$0.isEmpty }) else {
@@ -75,6 +85,9 @@ public struct Compression: Equatable, Sendable {
         }
         guard fullScaleDBSPL.isFinite, attackSeconds > 0, releaseSeconds > 0, attackSeconds.isFinite, releaseSeconds.isFinite else {
             throw EarshotError.invalidArgument("the compressor needs a finite calibration and positive attack and release times")
+        }
+        if let limitDBFS, !(limitDBFS.isFinite && limitDBFS <= 0) {
+            throw EarshotError.invalidArgument("the output limit must be at most 0 dBFS, not \(limitDBFS)")
         }
     }
 }
@@ -211,7 +224,8 @@ public final class WideDynamicRangeCompressor: AudioProcessor {
         }
         let configuration = NoiseSuppressor.stftConfiguration(sampleRate: spec.sampleRate)
         let processor = SpectralProcessor(
-            configuration: configuration, stage: CompressionStage(compression: compression, frameSize: configuration.frameSize, hop: configuration.hop))
+            configuration: configuration, stage: CompressionStage(compression: compression, frameSize: configuration.frameSize, hop: configuration.hop),
+            limitDBFS: compression.limiterCeilingDBFS)
         try processor.prepare(spec)
         self.processor = processor
     }

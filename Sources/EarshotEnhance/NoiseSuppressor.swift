@@ -122,7 +122,7 @@ public final class NoiseSuppressor: AudioProcessor {
             separatesAlerts: separatesAlerts, probeChannels: probeChannels, framesPerBlock: spec.maximumBlockFrames / hop + 2)
         stage.alertSounding = alertSounding
         stage.amplification = amplification.map { CompressionStage(compression: $0, frameSize: configuration.frameSize, hop: hop) }
-        let processor = SpectralProcessor(configuration: configuration, stage: stage)
+        let processor = SpectralProcessor(configuration: configuration, stage: stage, limitDBFS: amplification?.limiterCeilingDBFS)
         try processor.prepare(spec)
         self.processor = processor
     }

@@ -41,6 +41,12 @@ public final class ListeningChain: AudioProcessor {
                 separate: Bool = true, probeChannels: Bool = false, amplification: Compression? = nil, maximumOutputDBFS: Double?) throws {
         separates = network != nil && separate && enhance
         let oneMicrophone = probeChannels || amplification != nil
+        // The limiter inside the STFT holds the peaks under the ceiling; the guard stays last.
+        var amplification = amplification
+        if var compression = amplification, let ceiling = maximumOutputDBFS {
+            compression.limitDBFS = min(compression.limitDBFS ?? 0, ceiling)
+            amplification = compression
+        }
         detector = network.map { AlertDetector(network: $0, settings: alertSettings, channel: oneMicrophone ? 0 : nil) }
         suppressor = enhance
             ? try NoiseSuppressor(model: model, strengthDB: strengthDB, separatesAlerts: separates, probeChannels: oneMicrophone, amplification: amplification)
@@ -94,7 +100,9 @@ public final class ListeningChain: AudioProcessor {
         var stages: [String] = []
         if detector != nil { stages.append("alert detector") }
         if let suppressor { stages.append(suppressor.separatesAlerts ? "noise suppressor with alert separation" : "noise suppressor") }
-        if suppressor?.amplification != nil || amplifier != nil { stages.append("amplification") }
+        if let amplification = suppressor?.amplification ?? amplifier?.compression {
+            stages.append(amplification.limitDBFS == nil ? "amplification" : "amplification with a look-ahead limiter")
+        }
         if outputGuard != nil { stages.append("output guard") }
         return stages.isEmpty ? "pass-through" : stages.joined(separator: " → ")
     }

@@ -54,7 +54,8 @@ public struct Fitting: Codable, Equatable, Sendable {
     /// The compressor that realises this fitting, left ear on channel 0, right on channel 1.
     /// Levels and gains are in the input's scale (a full-scale sine at `fullScaleDBSPL`); with
     /// `calibration`, the playback's measured level per ear and frequency corrects each band's
-    /// gain and ceiling so that what reaches the ear is what was prescribed.
+    /// gain and ceiling so that what reaches the ear is what was prescribed. Its output is
+    /// limited at `ceilingDBFS`.
     public func compression(fullScaleDBSPL: Double = Prescription.defaultFullScaleDBSPL, calibration: CalibrationProfile? = nil,
                             attackSeconds: Double = Prescription.attackSeconds, releaseSeconds: Double = Prescription.releaseSeconds) throws -> Compression {
         let channels = try [Ear.left, .right].map { ear in
@@ -67,20 +68,40 @@ public struct Fitting: Codable, Equatable, Sendable {
                     maximumOutputDBSPL: band.maximumOutputDBSPL + correction)
             }
         }
-        return Compression(channels: channels, fullScaleDBSPL: fullScaleDBSPL, attackSeconds: attackSeconds, releaseSeconds: releaseSeconds)
+        return Compression(channels: channels, fullScaleDBSPL: fullScaleDBSPL, attackSeconds: attackSeconds, releaseSeconds: releaseSeconds,
+                           limitDBFS: try ceilingDBFS(fullScaleDBSPL: fullScaleDBSPL, calibration: calibration))
     }
 
     /// The output guard's ceiling in dBFS: no sample may play louder than the maximum output on
     /// the loudest band of the playback (a full-scale sine at `fullScaleDBSPL` without a profile).
     public func ceilingDBFS(fullScaleDBSPL: Double = Prescription.defaultFullScaleDBSPL, calibration: CalibrationProfile? = nil) throws -> Double {
-        var loudest = fullScaleDBSPL
-        if let calibration {
-            loudest = -.infinity
-            for ear in [Ear.left, .right] {
-                for band in bands(ear) { loudest = max(loudest, try Prescription.playbackFullScale(calibration, ear: ear, atHz: band.centreHz)!) }
-            }
+        min(0, maximumOutputDBSPL - (try loudestFullScaleDBSPL(fullScaleDBSPL: fullScaleDBSPL, calibration: calibration)))
+    }
+
+    /// How far the maximum output lies above what the playback can play (its full scale on the
+    /// loudest band), dB; 0 when it can be reached. Above, the output is limited at full scale.
+    public func unreachableOutputDB(fullScaleDBSPL: Double = Prescription.defaultFullScaleDBSPL, calibration: CalibrationProfile? = nil) throws -> Double {
+        max(0, maximumOutputDBSPL - (try loudestFullScaleDBSPL(fullScaleDBSPL: fullScaleDBSPL, calibration: calibration)))
+    }
+
+    /// A full-scale sine's dB SPL on the playback's loudest band.
+    private func loudestFullScaleDBSPL(fullScaleDBSPL: Double, calibration: CalibrationProfile?) throws -> Double {
+        guard let calibration else { return fullScaleDBSPL }
+        var loudest = -Double.infinity
+        for ear in [Ear.left, .right] {
+            for band in bands(ear) { loudest = max(loudest, try Prescription.playbackFullScale(calibration, ear: ear, atHz: band.centreHz)!) }
         }
-        return min(0, maximumOutputDBSPL - loudest)
+        return loudest
+    }
+
+    /// The one line to say when the maximum output cannot be reached, or nil; `limitDBFS` is
+    /// where the output is limited instead.
+    public func unreachableOutputNote(calibration: CalibrationProfile?, limitDBFS: Double) throws -> String? {
+        let shortfall = try unreachableOutputDB(calibration: calibration)
+        guard shortfall > 0 else { return nil }
+        let playback = calibration.map { "calibration '\($0.name)'" } ?? "an uncalibrated playback (a full-scale sine is \(Int(Prescription.defaultFullScaleDBSPL)) dB SPL)"
+        return String(format: "the maximum output, %.0f dB SPL, is %.1f dB above what %@ can play: the output is limited at %.1f dBFS instead",
+                      maximumOutputDBSPL, shortfall, playback, limitDBFS)
     }
 }
 

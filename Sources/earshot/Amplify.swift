@@ -15,7 +15,9 @@ struct Amplify: ParsableCommand {
             stereo: the left ear's fitting on the left, the right's on the right. Without a \
             calibration profile, a full-scale sine is 100 dB SPL at the input and at the ear. \
             The compressor runs at 16 or 48 kHz (other rates are resampled) with 7.9 ms of delay, \
-            compensated in the output; no output sample exceeds --max-output-dbspl. See \
+            compensated in the output; a limiter inside that delay holds the peaks under \
+            --max-output-dbspl (or just under full scale, where the playback cannot reach it), \
+            and no output sample exceeds it. See \
             'earshot fit' for the gains.
             """)
 
@@ -40,6 +42,7 @@ struct Amplify: ParsableCommand {
         let profile = try fitting.profile()
         let compressor = try WideDynamicRangeCompressor(try fit.compression(calibration: profile))
         let ceiling = try fit.ceilingDBFS(calibration: profile)
+        if let note = try fit.unreachableOutputNote(calibration: profile, limitDBFS: ceiling) { Terminal.note("note: \(note)") }
         let source = try raw.openSource(input)
         guard source.channelCount <= 2 else {
             throw EarshotError.invalidArgument("\(input): \(source.channelCount) channels; amplify takes mono, or stereo as left and right")
@@ -48,7 +51,7 @@ struct Amplify: ParsableCommand {
         let latency = try run.run(compressor, outputGuard: OutputLevelGuard(ceilingDBFS: ceiling))
         if verbose {
             let milliseconds = Double(latency) / run.nativeRate * 1000
-            Terminal.note("\(fit.rule.rawValue) compressor at \(Int(run.nativeRate)) Hz (\(String(format: "%.2f", milliseconds)) ms, compensated) → output guard at \(String(format: "%.1f", ceiling)) dBFS (\(Int(fit.maximumOutputDBSPL)) dB SPL)")
+            Terminal.note("\(fit.rule.rawValue) compressor at \(Int(run.nativeRate)) Hz (\(String(format: "%.2f", milliseconds)) ms, compensated) with a look-ahead limiter inside that delay → output guard at \(String(format: "%.1f", ceiling)) dBFS")
         }
     }
 }

@@ -66,6 +66,7 @@ struct Listen: ParsableCommand {
         let network = alerts ? try AlertNetwork.bundled() : nil
         let fit = try fitting.fitting(), profile = try fitting.profile()
         let ceilingDBFS = min(ceiling.maxOutputDbfs, try fit?.ceilingDBFS(calibration: profile) ?? 0)
+        if let note = try fit?.unreachableOutputNote(calibration: profile, limitDBFS: ceilingDBFS) { Terminal.note("note: \(note)") }
         let chain = try ListeningChain(
             enhance: enhance, model: suppression.model, strengthDB: suppression.strength, detector: network,
             alertSettings: try network.map(sensitivity.settings), separate: separate,

@@ -36,6 +36,22 @@ import Testing
         }
     }
 
+    /// A maximum output above what the playback can play is said once, and the output is
+    /// limited under full scale instead of cut at it.
+    @Test func anUnreachableMaximumIsSaidAndLimited() throws {
+        try withTemporaryDirectory { dir in
+            try Data(Self.sloping.utf8).write(to: dir.appendingPathComponent("a.json"))
+            try speechLikeFile(dir.appendingPathComponent("in.wav").path, rate: 16_000, amplitude: 0.4)
+            let result = try earshot("amplify", "in.wav", "-o", "out.wav", "--audiogram", "a.json", "--max-output-dbspl", "110", in: dir)
+            #expect(result.status == 0, "\(result.stderr)")
+            let note = "note: the maximum output, 110 dB SPL, is 10.0 dB above what an uncalibrated playback"
+            #expect(result.stderr.components(separatedBy: note).count == 2, "said once: \(result.stderr)")
+            let (_, buffer) = try AudioFile.read(path: dir.appendingPathComponent("out.wav").path)
+            let left = Array(buffer.channel(0))
+            #expect(left.map(abs).max()! < 0.995, "held under full scale by the limiter, the guard left nothing to pin")
+        }
+    }
+
     @Test func fitPrintsTableJSONAndChart() throws {
         try withTemporaryDirectory { dir in
             try Data(Self.sloping.utf8).write(to: dir.appendingPathComponent("a.json"))
@@ -62,7 +78,7 @@ import Testing
             try speechLikeFile(dir.appendingPathComponent("in.wav").path, rate: 16_000)
             let result = try earshot("listen", "in.wav", "-o", "out.wav", "--audiogram", "a.json", "--verbose", in: dir)
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stderr.contains("→ amplification → output guard"), "\(result.stderr)")
+            #expect(result.stderr.contains("→ amplification with a look-ahead limiter → output guard"), "\(result.stderr)")
             #expect(result.stderr.contains("algorithmic delay 7.88 ms"), "no delay added to the suppressor's: \(result.stderr)")
             let (info, buffer) = try AudioFile.read(path: dir.appendingPathComponent("out.wav").path)
             #expect(info.channelCount == 2 && info.frameCount == 32_000)

@@ -1,6 +1,7 @@
 import EarshotAlerts
 import EarshotAudiometry
 import EarshotCore
+import EarshotDSP
 import EarshotEnhance
 import EarshotHearingAid
 import EarshotTestSupport
@@ -64,9 +65,11 @@ import Testing
         }
     }
 
-    /// Level steps: the gain falls within an attack time and rises back over the release time.
+    /// Level steps: the gain falls within an attack time and rises back over the release time
+    /// (the level detector's times, without the output limiter, which the loud step engages).
     @Test func attackIsFastAndReleaseIsSlow() throws {
-        let compression = try Self.fitting.compression()
+        var compression = try Self.fitting.compression()
+        compression.limitDBFS = nil
         let input = Self.tone(hz: 2000, levelsDBSPL: [(0.5, 50), (0.5, 85), (2.5, 50)])
         let output = try Self.run(try WideDynamicRangeCompressor(compression), [input])[0]
         func gain(at seconds: Double) -> Double {
@@ -119,8 +122,102 @@ import Testing
         #expect(chain.latencySamples == plain.latencySamples && chain.latencySamples <= 480)
         let ceiling = Float(pow(10, -6.0 / 20))
         #expect(output.allSatisfy { $0.allSatisfy { abs($0) <= ceiling } })
-        let left = Self.levelDBSPL(output[0][24_000...]), right = Self.levelDBSPL(output[1][24_000...])
+        // Before the alarm (each ear is limited on its own, so during it both sit near the ceiling).
+        let noise = 4_800..<26_400
+        let left = Self.levelDBSPL(output[0][noise]), right = Self.levelDBSPL(output[1][noise])
         #expect(left > right + 6, "the S3 ear hears more: \(left) vs \(right) dB SPL")
     }
 
+    /// Bisgaard's steepest standard losses: N4 (flat-sloping, 55–80 dB HL) and S3 (steep, 30–85).
+    static let steepest: [String: [Double: Double]] = [
+        "N4": [250: 55, 375: 55, 500: 55, 750: 55, 1000: 55, 1500: 60, 2000: 65, 3000: 70, 4000: 75, 6000: 80],
+        "S3": [250: 30, 375: 30, 500: 35, 750: 47.5, 1000: 60, 1500: 70, 2000: 75, 3000: 80, 4000: 80, 6000: 85],
+    ]
+
+    /// Loud voiced speech, as a synthesiser makes it: syllables of a glottal pulse train (a
+    /// 1/f harmonic series, gliding pitch) through two vowel formants, with sharp onsets and
+    /// fricatives between them, at `levelDBSPL` (a full-scale sine is 100 dB SPL).
+    static func speech(levelDBSPL: Double, seconds: Double, rate: Double, seed: UInt64) -> [Float] {
+        var random = SeededRandom(seed: seed)
+        let count = Int(seconds * rate)
+        var x = [Float](repeating: 0, count: count)
+        let vowels: [(Double, Double)] = [(730, 1090), (270, 2290), (530, 1840), (570, 840), (660, 1720)]
+        var start = 0, syllable = 0
+        while start < count {
+            let length = Int((0.12 + 0.1 * Double.random(in: 0..<1, using: &random)) * rate)
+            let (f1, f2) = vowels[syllable % vowels.count]
+            let pitch = 110 + 60 * Double.random(in: 0..<1, using: &random)
+            for i in 0..<min(length, count - start) {
+                let t = Double(i) / rate
+                let envelope = min(1, t / 0.005) * min(1, Double(length - i) / (0.02 * rate))
+                let f0 = pitch * (1 - 0.3 * t)
+                var sample = 0.0
+                var harmonic = 1
+                while Double(harmonic) * f0 < min(7000, rate / 2 - 500) {
+                    let f = Double(harmonic) * f0
+                    let formants = 1 / (1 + pow((f - f1) / 90, 2)) + 0.6 / (1 + pow((f - f2) / 120, 2)) + 0.02
+                    sample += formants / Double(harmonic) * sin(2 * Double.pi * f * t)
+                    harmonic += 1
+                }
+                x[start + i] = Float(envelope * sample)
+            }
+            let fricative = min(Int(0.06 * rate), count - start - length)
+            var last = 0.0
+            for i in 0..<max(0, fricative) {
+                let white = random.nextGaussian()
+                x[start + length + i] = Float(0.3 * (white - 0.9 * last))  // tilted towards the high frequencies
+                last = white
+            }
+            start += length + max(0, fricative) + Int(0.03 * rate)
+            syllable += 1
+        }
+        let level = Self.levelDBSPL(x[...])
+        let scale = Float(pow(10, (levelDBSPL - level) / 20))
+        return x.map { $0 * scale }
+    }
+
+    /// Runs of three or more samples at one value near the top: a waveform cut, not limited.
+    static func flatRuns(_ x: [Float], above level: Float) -> Int {
+        var runs = 0, length = 1
+        for i in 1..<x.count {
+            length = abs(x[i]) >= level && x[i] == x[i - 1] ? length + 1 : 1
+            if length == 3 { runs += 1 }
+        }
+        return runs
+    }
+
+    /// The steepest losses with loud speech and a maximum output above what an uncalibrated
+    /// playback can play (110 dB SPL; full scale is 100): without the limiter the waveform
+    /// would go over full scale; with it, amplify and the listening chain hold every sample
+    /// under the ceiling, the guard after them never has to pin one, and no run of samples sits
+    /// at one level near the top.
+    @Test(arguments: ["N4", "S3"])
+    func loudSpeechIsLimitedNeverClipped(listener: String) throws {
+        let thresholds = try #require(Self.steepest[listener])
+        let fit = try Prescription.fit(try PureToneAudiogram(left: thresholds, right: thresholds), maximumOutputDBSPL: 110)
+        #expect(try fit.unreachableOutputDB() == 10)
+        #expect(try fit.unreachableOutputNote(calibration: nil, limitDBFS: 0)?.contains("10.0 dB above") == true)
+        let ceiling = try fit.ceilingDBFS()
+        #expect(ceiling == 0)
+        for level in [80.0, 90.0] {
+            let input = Self.speech(levelDBSPL: level, seconds: 2, rate: Self.rate, seed: 3)
+            var unlimited = try fit.compression()
+            unlimited.limitDBFS = nil
+            let raw = try Self.run(try WideDynamicRangeCompressor(unlimited), [input, input])[0]
+            #expect(raw.map(abs).max()! > 1, "\(listener) at \(Int(level)) dB SPL: the compressor alone goes over full scale")
+
+            let amplify = ProcessorChain([try WideDynamicRangeCompressor(try fit.compression()), OutputLevelGuard(ceilingDBFS: ceiling)])
+            let chain = try ListeningChain(detector: nil, amplification: try fit.compression(), maximumOutputDBFS: ceiling)
+            for (name, processor) in [("amplify", amplify as any AudioProcessor), ("listening chain", chain)] {
+                let output = try Self.run(processor, [input, input])
+                for ear in output {
+                    let peak = ear.map(abs).max()!
+                    #expect(peak <= 1, "\(name), \(listener) at \(Int(level)) dB SPL: peak \(peak)")
+                    #expect(peak < Float(pow(10, -0.05 / 20)), "\(name), \(listener) at \(Int(level)) dB SPL: the guard had to pin a sample (peak \(peak))")
+                    #expect(peak > 0.5, "\(name), \(listener) at \(Int(level)) dB SPL: loud, not turned down (peak \(peak))")
+                    #expect(Self.flatRuns(ear, above: 0.5) == 0, "\(name), \(listener) at \(Int(level)) dB SPL: flat runs near full scale")
+                }
+            }
+        }
+    }
 }
