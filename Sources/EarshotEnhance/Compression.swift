@@ -105,14 +105,11 @@ public struct CompressionStage: SpectralStage {
     let hop: Int
     let frameSize: Int
     /// Converts a band's summed |X|² to its level re a full-scale sine.
-    private var powerScale: Float = 1
+    private(set) var powerScale: Float = 1
     private var attack: Float = 0
     private var release: Float = 0
-    /// Per channel: the band each bin belongs to (for levels).
-    private var bandOfBin: [[Int]] = []
-    /// Per channel and bin: the band centre at or below it, and the weight of the next one.
-    private var lowerBand: [[Int]] = []
-    private var upperWeight: [[Float]] = []
+    /// Per channel: its bands' bins, and how band gains spread over the bins.
+    private var layouts: [BandLayout] = []
     /// Per channel and band: the smoothed level (dB SPL).
     private var levels: [[Float]] = []
     /// Per band, for the frame at hand: its power, then its gain in dB.
@@ -138,25 +135,8 @@ public struct CompressionStage: SpectralStage {
         attack = Float(exp(-hopSeconds / compression.attackSeconds))
         release = Float(exp(-hopSeconds / compression.releaseSeconds))
         let binHz = spec.sampleRate / Double(frameSize)
-        bandOfBin = []; lowerBand = []; upperWeight = []; levels = []
-        for c in 0..<spec.channelCount {
-            let centres = bands(c).map(\.centreHz)
-            let edges = zip(centres, centres.dropFirst()).map { ($0 * $1).squareRoot() }
-            var owner = [Int](repeating: 0, count: binCount)
-            var lower = [Int](repeating: 0, count: binCount)
-            var weight = [Float](repeating: 0, count: binCount)
-            for k in 0..<binCount {
-                let f = Double(k) * binHz
-                owner[k] = edges.firstIndex { f < $0 } ?? edges.count
-                if f <= centres[0] { lower[k] = 0; weight[k] = 0; continue }
-                if f >= centres[centres.count - 1] { lower[k] = centres.count - 1; weight[k] = 0; continue }
-                let i = centres.lastIndex { $0 <= f }!
-                lower[k] = i
-                weight[k] = Float(log(f / centres[i]) / log(centres[i + 1] / centres[i]))
-            }
-            bandOfBin.append(owner); lowerBand.append(lower); upperWeight.append(weight)
-            levels.append([Float](repeating: 0, count: centres.count))
-        }
+        layouts = (0..<spec.channelCount).map { BandLayout(centresHz: bands($0).map(\.centreHz), binCount: binCount, binHz: binHz) }
+        levels = (0..<spec.channelCount).map { [Float](repeating: 0, count: bands($0).count) }
         let mostBands = compression.channels.map(\.count).max() ?? 0
         power = [Float](repeating: 0, count: mostBands)
         bandGains = [Float](repeating: 0, count: mostBands)
@@ -169,11 +149,12 @@ public struct CompressionStage: SpectralStage {
 
     public mutating func process(spectrum: UnsafeMutableBufferPointer<Float>, channel c: Int) {
         guard c < levels.count else { return }
+        let layout = layouts[c]
         let bins = spectrum.count / 2
         let fullScale = Float(compression.fullScaleDBSPL)
         let channelBands = bands(c)
         for b in channelBands.indices { power[b] = 0 }
-        bandOfBin[c].withUnsafeBufferPointer { owner in
+        layout.owner.withUnsafeBufferPointer { owner in
             for k in 0..<bins { power[owner[k]] += spectrum[2 * k] * spectrum[2 * k] + spectrum[2 * k + 1] * spectrum[2 * k + 1] }
         }
         for b in channelBands.indices {
@@ -188,16 +169,10 @@ public struct CompressionStage: SpectralStage {
         }
         firstFrame[c] = false
         bandGains.withUnsafeBufferPointer { gains in
-            lowerBand[c].withUnsafeBufferPointer { lower in
-                upperWeight[c].withUnsafeBufferPointer { weight in
-                    for k in 0..<bins {
-                        let i = lower[k], w = weight[k]
-                        let gainDB = w == 0 ? gains[i] : gains[i] + w * (gains[i + 1] - gains[i])
-                        let gain = expf(gainDB * 0.115129255)  // 10^(dB/20)
-                        spectrum[2 * k] *= gain
-                        spectrum[2 * k + 1] *= gain
-                    }
-                }
+            for k in 0..<bins {
+                let gain = expf(layout.value(atBin: k, of: gains) * 0.115129255)  // 10^(dB/20)
+                spectrum[2 * k] *= gain
+                spectrum[2 * k + 1] *= gain
             }
         }
     }

@@ -154,6 +154,8 @@ struct SuppressionStage: SpectralStage {
     var alertSounding = false
     /// A hearing aid's compression, after the suppression (and the alert added back).
     var amplification: CompressionStage?
+    /// With amplification, per channel: the suppression slowed down to the fitting's bands.
+    private var bandReduction: [BandNoiseReduction] = []
     let probeChannels: Bool
     /// Frames one block can hold, plus slack: the probe channels' gain history.
     let framesPerBlock: Int
@@ -245,6 +247,15 @@ struct SuppressionStage: SpectralStage {
         gains = [Float](repeating: 1, count: binCount)
         appliedGains = [Float](repeating: 1, count: probeChannels ? framesPerBlock * binCount : 0)
         separation = !separatesAlerts ? [] : (0..<spec.channelCount).map { _ in AlertSeparation(bins: binCount) }
+        bandReduction = amplification.map { amplification in
+            (0..<spec.channelCount).map { c in
+                BandNoiseReduction(
+                    centresHz: amplification.compression.channels[min(c, amplification.compression.channels.count - 1)].map(\.centreHz),
+                    binCount: binCount, binHz: spec.sampleRate / Double(2 * (binCount - 1)),
+                    hopSeconds: Double(amplification.hop) / spec.sampleRate, floor: floor,
+                    levelOffsetDB: 10 * log10f(amplification.powerScale) + Float(amplification.compression.fullScaleDBSPL))
+            }
+        } ?? []
         restChannels = !separatesAlerts ? [] : (0..<spec.channelCount).map { _ in Channel(bins: binCount, network: network) }
         gainTaper = (0..<size).map { n in
             let distance = min(n, size - n)
@@ -255,6 +266,7 @@ struct SuppressionStage: SpectralStage {
     mutating func reset() {
         for channel in channels + restChannels { channel.reset() }
         for i in separation.indices { separation[i].reset() }
+        for i in bandReduction.indices { bandReduction[i].reset() }
         amplification?.reset()
     }
 
@@ -383,6 +395,9 @@ struct SuppressionStage: SpectralStage {
             }
         } else if !restChannels.isEmpty {
             restChannels[index].following = false
+        }
+        if !bandReduction.isEmpty {
+            gains.withUnsafeMutableBufferPointer { bandReduction[index].apply(to: $0, spectrum: spectrum) }
         }
         // Real, zero-phase gains → impulse response → taper → gains of a short linear filter.
         let transform = gainTransform!

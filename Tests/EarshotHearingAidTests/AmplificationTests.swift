@@ -220,4 +220,32 @@ import Testing
             }
         }
     }
+
+    /// With amplification, noise reduction works per band and slowly (`BandNoiseReduction`):
+    /// speech in quiet comes out as amplification alone makes it, and a loud steady noise is
+    /// turned down, by at most 6 dB (less after the compressor, which gives back part of it).
+    @Test func noiseReductionUnderAmplificationLeavesQuietSpeechAlone() throws {
+        let n2: [Double: Double] = [250: 20, 500: 20, 750: 22.5, 1000: 25, 1500: 30, 2000: 35, 3000: 40, 4000: 45, 6000: 50]
+        let fit = try Prescription.fit(try PureToneAudiogram(left: n2, right: n2), maximumOutputDBSPL: 110)
+        let speech = Self.speech(levelDBSPL: 65, seconds: 3, rate: Self.rate, seed: 8)
+        func both(_ input: [Float]) throws -> (reduced: [Float], amplified: [Float]) {
+            let reduced = try Self.run(try ListeningChain(detector: nil, amplification: try fit.compression(), maximumOutputDBFS: 0), [input, input])[0]
+            let amplified = try Self.run(try ListeningChain(enhance: false, detector: nil, amplification: try fit.compression(), maximumOutputDBFS: 0), [input, input])[0]
+            return (reduced, amplified)
+        }
+        let quiet = try both(speech)
+        let difference = zip(quiet.reduced, quiet.amplified).map { $0 - $1 }
+        let residual = Self.levelDBSPL(difference[...]) - Self.levelDBSPL(quiet.amplified[...])
+        #expect(residual < -30, "speech in quiet is left as amplification makes it: the difference is \(residual) dB")
+
+        var random = SeededRandom(seed: 9)
+        let noise = (0..<(2 * speech.count)).map { _ in Float(random.nextGaussian()) }
+        let noiseLevel = Self.levelDBSPL(noise[...])
+        let steady = noise.map { $0 * Float(pow(10, (70 - noiseLevel) / 20)) }
+        let mixed = zip(steady, [Float](repeating: 0, count: speech.count) + speech).map { $0 + $1 }
+        let noisy = try both(mixed)
+        let noiseOnly = Int(2 * Self.rate)..<speech.count
+        let reduction = Self.levelDBSPL(noisy.amplified[noiseOnly]) - Self.levelDBSPL(noisy.reduced[noiseOnly])
+        #expect(reduction > 2 && reduction < 6.5, "a steady 70 dB SPL noise is turned down by at most 6 dB: \(reduction) dB")
+    }
 }
