@@ -20,9 +20,11 @@ struct Listen: ParsableCommand {
             the device callback (one duplex stream where the host allows it), with the \
             suppressor's 7.9 ms delay plus the devices' own buffers, which --latency picks; the \
             playback is kept at a fixed fill, so the delay never grows. Ctrl-C stops. Nothing \
-            reaches the output above --max-output-dbfs. With --audiogram, the listener's \
-            amplification (see 'earshot fit') follows the noise reduction inside the same 7.9 ms, \
-            one microphone feeding both ears, and nothing reaches them above --max-output-dbspl.
+            reaches the output above --max-output-dbfs. With --audiogram, the noise reduction \
+            is a hearing aid's (per band of the fitting and slowly, at most 6 dB, and only on \
+            noise loud enough to matter), the listener's amplification (see 'earshot fit') \
+            follows it inside the same 7.9 ms, one microphone feeding both ears, and a limiter \
+            inside that delay keeps them under --max-output-dbspl.
             """)
 
     @Argument(help: "A file to listen to instead of the input device.")
