@@ -229,12 +229,17 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
             for i in 0..<n { ola[i] += fft.time[i] * window[i] }
         }
         let start = configuration.synthesisStart
-        let known = min(hop, n - start - hop)
         gains.withUnsafeBufferPointer { gains in
             for i in 0..<hop { state.output[i] = ola[start + i] * gains[i] }
-            for i in 0..<known { state.ahead[i] = ola[start + hop + i] * gains[i] }
         }
-        state.limiter?.limit(state.output, ahead: UnsafeBufferPointer(rebasing: state.ahead[0..<known]))
+        if let limiter = state.limiter {
+            // This frame's share of the next hop: all that is known of it yet.
+            let known = min(hop, n - start - hop)
+            gains.withUnsafeBufferPointer { gains in
+                for i in 0..<known { state.ahead[i] = ola[start + hop + i] * gains[i] }
+            }
+            limiter.limit(state.output, ahead: UnsafeBufferPointer(rebasing: state.ahead[0..<known]))
+        }
         let base = ola.baseAddress!
         base.update(from: base + hop, count: n - hop)
         (base + n - hop).update(repeating: 0, count: hop)
