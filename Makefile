@@ -138,8 +138,10 @@ eval-sounds: release venv
 # Amplification for the Bisgaard standard audiograms (N1–N4, S1–S3): LibriSpeech speech of the
 # development speakers at 55, 65 and 75 dB SPL, in quiet and in real noise at +15 and +5 dB;
 # HASPI and HASQI (pyclarity, for evaluation only) of the unprocessed input, the Clarity
-# baseline (NAL-R + compressor) and Earshot with and without its noise reduction; and a check
-# that no output sample exceeds the maximum output. Scores are cached by output in eval/data.
+# baseline (NAL-R + compressor) and Earshot with and without its noise reduction, per listener
+# and condition against the baseline; with a 110 dB SPL maximum output, above what full scale
+# plays, a check that no output sample exceeds the ceiling and that no waveform is cut at it.
+# Scores are cached by output in eval/data.
 eval-amplify: release venv
 	$(VENV)/bin/pip install -q pyclarity==0.9.0
 	$(PYTHON) eval/amplify/evaluate.py --earshot .build/release/earshot --data ../shared/data
