@@ -18,7 +18,7 @@ import Foundation
 /// The suppressor's own gains, bin by bin, changed the speech itself more than the noise they
 /// removed, for listeners whose aid amplifies what is left, and in quiet too: the network takes
 /// parts of soft or unfamiliar speech for noise (`make eval-amplify`). So with amplification
-/// they are not used; this is the noise reduction.
+/// they are not computed; this is the noise reduction.
 struct BandNoiseReduction {
     let layout: BandLayout
     let floor: Float
@@ -61,7 +61,7 @@ struct BandNoiseReduction {
         for b in gains.indices { power[b] = 0; noise[b] = 0; ratio[b] = 0; gains[b] = 1 }
     }
 
-    /// Replaces the bin gains `binGains` by the bands' slow gains for this frame of `spectrum`.
+    /// Sets `binGains` to the bands' slow gains for this frame of `spectrum`.
     mutating func apply(to binGains: UnsafeMutableBufferPointer<Float>, spectrum: UnsafeMutableBufferPointer<Float>) {
         let bins = min(binGains.count, spectrum.count / 2, layout.owner.count)
         // This frame's band powers, in `gains` for the moment.

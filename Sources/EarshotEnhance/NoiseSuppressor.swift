@@ -386,8 +386,14 @@ struct SuppressionStage: SpectralStage {
         let separating = !separation.isEmpty && separation[index].update(spectrum: spectrum, open: alertSounding)
         let training = state.frames < trainingFrames
         state.frames += 1
-        estimateGains(spectrum: spectrum, state: state, training: training, alert: nil)
-        if separating {
+        if !bandReduction.isEmpty {
+            // With amplification the bands' slow gains are the noise reduction; the bin-by-bin
+            // estimate (and the network behind it) is not run.
+            gains.withUnsafeMutableBufferPointer { bandReduction[index].apply(to: $0, spectrum: spectrum) }
+        } else {
+            estimateGains(spectrum: spectrum, state: state, training: training, alert: nil)
+        }
+        if separating && bandReduction.isEmpty {
             let rest = restChannels[index]
             if !rest.following { rest.copy(from: state) }
             separation[index].mask.withUnsafeBufferPointer { mask in
@@ -395,9 +401,6 @@ struct SuppressionStage: SpectralStage {
             }
         } else if !restChannels.isEmpty {
             restChannels[index].following = false
-        }
-        if !bandReduction.isEmpty {
-            gains.withUnsafeMutableBufferPointer { bandReduction[index].apply(to: $0, spectrum: spectrum) }
         }
         // Real, zero-phase gains → impulse response → taper → gains of a short linear filter.
         let transform = gainTransform!

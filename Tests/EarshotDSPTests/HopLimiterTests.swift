@@ -23,17 +23,6 @@ import Testing
         return signal
     }
 
-    /// Runs of three or more samples at one value: what a clip (or a guard pinning samples at
-    /// its ceiling) leaves, and speech never has.
-    static func flatRuns(_ x: [Float], above level: Float) -> Int {
-        var runs = 0, length = 1
-        for i in 1..<x.count {
-            length = abs(x[i]) >= level && x[i] == x[i - 1] ? length + 1 : 1
-            if length == 3 { runs += 1 }
-        }
-        return runs
-    }
-
     @Test func holdsPeaksUnderTheCeilingWithoutFlatTops() throws {
         let signal = Self.bursts()
         let ceiling = Float(pow(10, -1.0 / 20))
@@ -42,10 +31,10 @@ import Testing
         let peak = output.map(abs).max()!
         #expect(peak <= ceiling * 1.0001, "peak \(peak) over the ceiling \(ceiling)")
         #expect(peak > 0.95 * ceiling, "the loud bursts are limited, not turned down: peak \(peak)")
-        #expect(Self.flatRuns(output, above: 0.5 * ceiling) == 0)
+        #expect(flatRuns(output, above: 0.5 * ceiling) == 0)
         // What a guard alone does to the same input: flat tops.
         var guarded = ProcessorChain([SpectralProcessor(configuration: Self.configuration, stage: IdentitySpectralStage()), OutputLevelGuard(ceilingDBFS: -1)])
-        #expect(Self.flatRuns(try run(&guarded, over: signal, blockSizes: [160]), above: 0.5 * ceiling) > 0)
+        #expect(flatRuns(try run(&guarded, over: signal, blockSizes: [160]), above: 0.5 * ceiling) > 0)
     }
 
     @Test func leavesWhatIsUnderTheCeilingAlone() throws {

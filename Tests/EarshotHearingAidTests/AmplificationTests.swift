@@ -176,16 +176,6 @@ import Testing
         return x.map { $0 * scale }
     }
 
-    /// Runs of three or more samples at one value near the top: a waveform cut, not limited.
-    static func flatRuns(_ x: [Float], above level: Float) -> Int {
-        var runs = 0, length = 1
-        for i in 1..<x.count {
-            length = abs(x[i]) >= level && x[i] == x[i - 1] ? length + 1 : 1
-            if length == 3 { runs += 1 }
-        }
-        return runs
-    }
-
     /// The steepest losses with loud speech and a maximum output above what an uncalibrated
     /// playback can play (110 dB SPL; full scale is 100): without the limiter the waveform
     /// would go over full scale; with it, amplify and the listening chain hold every sample
@@ -215,7 +205,7 @@ import Testing
                     #expect(peak <= 1, "\(name), \(listener) at \(Int(level)) dB SPL: peak \(peak)")
                     #expect(peak < Float(pow(10, -0.05 / 20)), "\(name), \(listener) at \(Int(level)) dB SPL: the guard had to pin a sample (peak \(peak))")
                     #expect(peak > 0.5, "\(name), \(listener) at \(Int(level)) dB SPL: loud, not turned down (peak \(peak))")
-                    #expect(Self.flatRuns(ear, above: 0.5) == 0, "\(name), \(listener) at \(Int(level)) dB SPL: flat runs near full scale")
+                    #expect(flatRuns(ear, above: 0.5) == 0, "\(name), \(listener) at \(Int(level)) dB SPL: flat runs near full scale")
                 }
             }
         }

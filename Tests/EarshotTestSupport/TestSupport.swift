@@ -99,3 +99,14 @@ public func paritySignal(count: Int) -> [Float] {
         return Float(0.3 * sin(2 * Double.pi * 3100 * t) * (keyed ? 1 : 0) + 0.1 * sin(phase) * (t > 1.5 ? 1 : 0) + 0.05 * noise)
     }
 }
+
+/// Runs of three or more samples at one value at or above `level`: what a clip (or a guard
+/// pinning samples at its ceiling) leaves, and natural sound never has.
+public func flatRuns(_ x: [Float], above level: Float) -> Int {
+    var runs = 0, length = 1
+    for i in x.indices.dropFirst() {
+        length = abs(x[i]) >= level && x[i] == x[i - 1] ? length + 1 : 1
+        if length == 3 { runs += 1 }
+    }
+    return runs
+}
