@@ -43,12 +43,21 @@ let allocationCounterWorks: Bool = {
 /// Real-time factor, the heap allocations `process` made after `prepare` (nil where the
 /// allocator cannot be watched), and the slowest block: of the three runs, the one whose slowest
 /// block was fastest (the least disturbed by the rest of the machine).
-func measure<P: AudioProcessor>(_ make: () throws -> P, rate: Double, channels: Int, block: Int, audioSeconds: Double = 10) throws
+/// With `bursts`, the noise sounds 100 ms in every second and the rest is digital silence, as
+/// from a sound server with nothing playing: states that decay towards zero there must not slow.
+func measure<P: AudioProcessor>(_ make: () throws -> P, rate: Double, channels: Int, block: Int, audioSeconds: Double = 10, bursts: Bool = false,
+                                 input given: [[Float]]? = nil) throws
     -> (realTimeFactor: Double, allocations: Int?, worstBlockSeconds: Double)
 {
-    let frames = Int(rate * audioSeconds)
+    let frames = given?[0].count ?? Int(rate * audioSeconds)
+    let audioSeconds = Double(frames) / rate
     var random = SeededRandom(seed: 1)
-    let input = AudioBuffer(channels: (0..<channels).map { _ in (0..<frames).map { _ in Float.random(in: -0.5...0.5, using: &random) } })
+    let input = given.map { AudioBuffer(channels: $0) } ?? AudioBuffer(channels: (0..<channels).map { _ in
+        (0..<frames).map { n in
+            let noise = Float.random(in: -0.5...0.5, using: &random)
+            return !bursts || n % Int(rate) < Int(rate) / 10 ? noise : 0
+        }
+    })
     var allocations: Int?
     var worst = Double.infinity
     let seconds = try best(3) {
@@ -187,6 +196,21 @@ func enhanceRows(_ table: inout Table) throws {
         }, rate: rate, channels: 1, block: block)
         table.add("Noise suppressor separating an alert (alert held sounding), \(Int(rate / 1000)) kHz", realTimeFactor: separating.realTimeFactor,
                   allocationNote(separating.allocations))
+        let quiet = try measure({ () -> NoiseSuppressor in
+            let suppressor = try NoiseSuppressor(separatesAlerts: true)
+            suppressor.alertSounding = true
+            return suppressor
+        }, rate: rate, channels: 1, block: block, bursts: true)
+        table.add("The same, on 100 ms bursts in digital silence, \(Int(rate / 1000)) kHz", realTimeFactor: quiet.realTimeFactor,
+                  String(format: "worst block %.0f µs; ", quiet.worstBlockSeconds * 1e6) + allocationNote(quiet.allocations))
+        // `listen`'s callback (3 ms) on 1 kHz beeps, once a second in digital silence: the
+        // detector hears a smoke alarm in them, so the separator runs.
+        let beeps = (0..<Int(rate * 10)).map { n in n % Int(rate) < Int(rate) / 10 ? Float(0.1 * sin(2 * Double.pi * 1000 * Double(n) / rate)) : 0 }
+        let beeping = try measure({ try ListeningChain(detector: network, maximumOutputDBFS: -6) },
+                                  rate: rate, channels: 1, block: Int(rate * 0.003), input: [beeps])
+        table.add("Listening chain on beeps it takes for a smoke alarm, \(Int(rate / 1000)) kHz, 3 ms blocks", realTimeFactor: beeping.realTimeFactor,
+                  String(format: "worst block %.0f µs = %.1f %% of its 3 ms; ", beeping.worstBlockSeconds * 1e6, beeping.worstBlockSeconds / 0.003 * 100)
+                    + allocationNote(beeping.allocations))
     }
 }
 
