@@ -62,7 +62,7 @@ struct Capture: ParsableCommand {
     /// find within its length: it spans 1 s. A filter that long learns as slowly as it is long,
     /// so once it has found where the path lies it narrows to the 0.3 s around it
     /// (`EchoPathFilter.narrowsTo`); through PulseAudio with real speech as the far end the echo
-    /// then went 45–72 dB under the near talker in 24 of 28 starts (README, live echo cancellation).
+    /// then went 45–72 dB under the near talker in 24 of 28 starts (docs/capture.md, live echo cancellation).
     static let liveEchoTailSeconds = 1.0
     static let liveEchoPathSeconds = 0.3
 
