@@ -1,39 +1,107 @@
 import Foundation
 
-/// Clipping, hard and soft. Speech has a peaky amplitude distribution: the top tenth of its
-/// range holds a handful of samples. A hard clipper piles everything above its ceiling onto it
-/// (runs of equal samples); a soft one (saturation, a limiter pushed too far) squeezes the top
-/// of the range without flat tops. Both show as a crowd near the peak.
+/// Clipping, hard and soft: only where the waveform itself was cut. A hard clipper holds every
+/// sample above its ceiling at the ceiling (flat tops); a soft one (an overdriven input's
+/// saturating curve) rounds every loud cycle. A limiter that keeps a loud recording under full
+/// scale does neither, and is not clipping (too loud is its own finding).
 struct ClippingMeasure {
-    /// Share of all samples within 10 % of the peak magnitude.
-    let share: Double
-    /// Share of all samples in flat tops: three or more equal samples at the peak magnitude.
+    /// Hard clipping: the share of the speech's samples in flat tops, three or more samples in a
+    /// row held at one level near either polarity's extreme.
     let flatShare: Double
+    /// Soft clipping: the share of the loudest peaks (the local maxima of the top 0.5 % of
+    /// samples) whose ±5 ms around them is nearly as loud as the peak itself — crest factor under
+    /// 1.5, a squeezed, rounded top (a sine's is 1.41, a voice's 2–3). A limiter lowers whole
+    /// syllables and leaves each cycle's shape; a saturating input rounds every cycle it drives.
+    let roundedShare: Double
 
-    static let nearPeak: Float = 0.9
+    static let nearExtreme: Float = 0.9
+    /// Consecutive samples this close (relative to the peak) are one level: a flat top.
+    static let still: Float = 2e-5
+    static let roundedCrest: Float = 1.5
 
-    init(_ signal: [Float]) {
+    init(_ signal: [Float], sampleRate: Double) {
         let peak = signal.reduce(Float(0)) { max($0, abs($1)) }
-        guard peak > 0, !signal.isEmpty else {
-            share = 0
+        guard peak > 0, signal.count > 2 else {
             flatShare = 0
+            roundedShare = 0
             return
         }
-        let near = Self.nearPeak * peak, top = peak * (1 - 1e-4)
-        var nearCount = 0, flat = 0, run = 0
-        for x in signal {
-            let magnitude = abs(x)
-            if magnitude >= near { nearCount += 1 }
-            if magnitude >= top {
-                run += 1
-            } else {
-                if run >= 3 { flat += run }
-                run = 0
+        flatShare = Double(Self.flatSamples(signal, peak: peak)) / Double(max(1, Self.speechSamples(signal, sampleRate: sampleRate)))
+        roundedShare = Self.roundedPeakShare(signal, peak: peak, sampleRate: sampleRate)
+    }
+
+    /// Samples in runs held at one level near the positive or the negative extreme.
+    static func flatSamples(_ signal: [Float], peak: Float) -> Int {
+        var total = 0
+        for sign: Float in [1, -1] {
+            let top = signal.reduce(-Float.infinity) { max($0, sign * $1) }
+            guard top > 0 else { continue }
+            let near = nearExtreme * top, tolerance = still * peak
+            var run = 0  // steps in a row that stayed at one level
+            for n in 1..<signal.count {
+                let a = sign * signal[n - 1], b = sign * signal[n]
+                if a >= near, b >= near, abs(b - a) <= tolerance {
+                    run += 1
+                } else {
+                    if run >= 2 { total += run + 1 }
+                    run = 0
+                }
             }
+            if run >= 2 { total += run + 1 }
         }
-        if run >= 3 { flat += run }
-        share = Double(nearCount) / Double(signal.count)
-        flatShare = Double(flat) / Double(signal.count)
+        return total
+    }
+
+    /// Samples in 10 ms frames within 15.9 dB of their mean power (ITU-T P.56's active frames).
+    static func speechSamples(_ signal: [Float], sampleRate: Double) -> Int {
+        let frame = max(1, Int(sampleRate / 100))
+        let powers = stride(from: 0, to: signal.count - frame + 1, by: frame).map { start in
+            signal[start..<(start + frame)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)
+        }
+        guard !powers.isEmpty else { return signal.count }
+        var level = powers.reduce(0, +) / Double(powers.count)
+        var active = powers.count
+        for _ in 0..<20 {
+            let floor = level * pow(10, -1.59)
+            let kept = powers.filter { $0 > floor }
+            guard !kept.isEmpty else { break }
+            level = kept.reduce(0, +) / Double(kept.count)
+            active = kept.count
+        }
+        return active * frame
+    }
+
+    static func roundedPeakShare(_ signal: [Float], peak: Float, sampleRate: Double) -> Double {
+        // The 99.5th percentile of |x|, from a histogram of 4096 steps of the peak.
+        let bins = 4096
+        var histogram = [Int](repeating: 0, count: bins)
+        for x in signal { histogram[min(bins - 1, Int(abs(x) / peak * Float(bins)))] += 1 }
+        var above = 0, bin = bins
+        let wanted = max(1, signal.count / 200)
+        while bin > 0 && above < wanted {
+            bin -= 1
+            above += histogram[bin]
+        }
+        let loud = Float(bin) / Float(bins) * peak
+        let around = max(1, Int(0.005 * sampleRate)), apart = max(1, Int(0.002 * sampleRate))
+        var peaks = 0, rounded = 0
+        for n in signal.indices where abs(signal[n]) >= loud && abs(signal[n]) > 0 {
+            let magnitude = abs(signal[n])
+            let lo = max(0, n - apart), hi = min(signal.count - 1, n + apart)
+            var isPeak = true
+            for m in lo...hi where abs(signal[m]) > magnitude || (abs(signal[m]) == magnitude && m < n) {
+                isPeak = false
+                break
+            }
+            guard isPeak else { continue }
+            let from = max(0, n - around), to = min(signal.count - 1, n + around)
+            var energy: Float = 0
+            for m in from...to { energy += signal[m] * signal[m] }
+            let rms = (energy / Float(to - from + 1)).squareRoot()
+            peaks += 1
+            if magnitude < roundedCrest * rms { rounded += 1 }
+        }
+        return peaks == 0 ? 0 : Double(rounded) / Double(peaks)
     }
 }
 

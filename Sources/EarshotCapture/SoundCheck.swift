@@ -21,19 +21,35 @@ public struct SoundCheck {
     /// rather than held in memory as a spectrogram.
     public static let longestSeconds = 600.0
 
+    /// What a user of a microphone check expects; each problem is found at or beyond its line.
     public enum Threshold {
-        public static let tooQuietDBFS = -38.0
-        public static let tooLoudDBFS = -10.0
-        public static let leastHeadroomDBFS = -0.3
+        /// Active speech level (ITU-T P.56) at or below which speech is too quiet: telephony and
+        /// hearing aids are set for speech near −26 dBov (ITU-T P.800 and G.711's nominal level),
+        /// and 5 dB under that a listener turns the volume up.
+        public static let tooQuietDBFS = -31.0
+        /// At or above this active level speech is too hot, even where a limiter holds its peaks
+        /// under full scale: speech peaks 12–20 dB over its active level, so from here on the
+        /// loudest moments reach full scale or are squeezed by a limiter.
+        public static let tooLoudDBFS = -15.0
+        /// Hard clipping: the share of speech samples in flat tops at or above which the waveform
+        /// was cut: 0.1 %, a few clipped peaks a second.
         public static let clippedShare = 1e-3
-        public static let flatTopShare = 1e-4
-        public static let leastSNRDB = 15.0
+        /// Soft clipping: the share of the loudest peaks with rounded tops (crest factor within
+        /// ±5 ms under 1.5) at or above which the input saturated; set on the tuning set, where
+        /// limited speech reaches 0.2 and saturated speech starts at 0.3.
+        public static let roundedPeakShare = 0.25
+        /// Speech under this many dB over the noise between its words is noisy: recording
+        /// practice (ACX's audiobook rules, broadcast and podcast guides) and speech-quality
+        /// measures call speech clean from about 20 dB up.
+        public static let leastSNRDB = 20.0
         /// Hum counts when its lines reach this level, and lie less than this far under speech.
         public static let humDBFS = -75.0
         public static let humBelowSpeechDB = 22.0
         public static let leastBandwidthHz = 5500.0
         public static let mostHighFrequencyLossDB = -16.0
-        public static let mostRT60Seconds = 0.7
+        /// RT60 at or above which the room blurs consonants at a microphone's speaking distance
+        /// (ANSI/ASA S12.60 allows 0.6 s in an empty classroom, for a listener in the room).
+        public static let mostRT60Seconds = 0.5
         /// Under this SNR the room tone fills the decays and the RT60 estimate reads long: it is
         /// reported, but the noise is the problem to fix first.
         public static let leastSNRForRT60DB = 15.0
@@ -65,7 +81,7 @@ public struct SoundCheck {
         let roomTone = roomToneSeconds > 0 ? 0..<Int(roomToneSeconds / frames.hopSeconds) : nil
         let activity = SpeechActivity(frames, roomTone: roomTone)
         let balance = SpectrumBalance(frames, activity: activity)
-        let clipping = ClippingMeasure(signal)
+        let clipping = ClippingMeasure(signal, sampleRate: sampleRate)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
         let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
                              pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
@@ -87,7 +103,7 @@ public struct SoundCheck {
         let metrics = SoundCheckReport.Metrics(
             speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
             noiseFloorDBFS: Self.rounded(noise, 1), snrDB: Self.rounded(snr, 1),
-            clippedShare: Self.rounded(max(clipping.share, clipping.flatShare), 6), humHz: hum.fundamentalHz,
+            clippedShare: Self.rounded(clipping.flatShare, 6), roundedPeakShare: Self.rounded(clipping.roundedShare, 3), humHz: hum.fundamentalHz,
             bandwidthHz: Self.rounded(balance.bandwidthHz, 0), rt60Seconds: reverberation.rt60Seconds.map { Self.rounded($0, 2) },
             dcOffset: Self.rounded(dc, 5))
         let findings = Findings(
@@ -148,67 +164,69 @@ struct Findings {
 
     func problems() -> [SoundCheckReport.Problem] {
         var found: [SoundCheckReport.Problem] = []
-        func add(_ kind: SoundCheckReport.ProblemKind, _ detail: String, _ advice: String) {
-            found.append(.init(kind: kind, detail: detail, advice: advice))
+        func add(_ kind: SoundCheckReport.ProblemKind, _ value: Double, _ threshold: Double, _ detail: String, _ advice: String) {
+            found.append(.init(kind: kind, value: value, threshold: threshold, detail: detail, advice: advice))
         }
         let m = metrics
-        let clipped = clipping.share >= T.clippedShare || clipping.flatShare >= T.flatTopShare
-        if clipped {
-            let hard = clipping.flatShare >= T.flatTopShare
-            add(.clipping,
-                "\(percent(m.clippedShare)) of samples are \(hard ? "cut flat at" : "squeezed against") the peak (\(db(m.peakDBFS)) dBFS); a clean recording has under \(percent(T.clippedShare)).",
-                "Lower the input gain by at least 10 dB and turn off any microphone boost or automatic limiter; clipped sound cannot be repaired afterwards, so record again.")
+        let advice = "Lower the input gain by at least 10 dB and turn off any microphone boost; clipped sound cannot be repaired afterwards, so record again."
+        if m.clippedShare >= T.clippedShare {
+            add(.clipping, m.clippedShare, T.clippedShare,
+                "\(percent(m.clippedShare)) of the speech's samples are cut flat at one level (peak \(db(m.peakDBFS)) dBFS); from \(percent(T.clippedShare)) on the waveform was clipped.",
+                advice)
+        } else if m.roundedPeakShare >= T.roundedPeakShare {
+            add(.clipping, m.roundedPeakShare, T.roundedPeakShare,
+                "\(percent(m.roundedPeakShare)) of the loudest peaks are squeezed round, as an overdriven input saturates; from \(percent(T.roundedPeakShare)) on the waveform was clipped.",
+                advice)
         }
         if dropouts.count > T.mostDropouts {
-            add(.dropouts,
+            add(.dropouts, Double(dropouts.count), Double(T.mostDropouts),
                 "\(dropouts.count) gap\(dropouts.count == 1 ? "" : "s") where the sound stops dead (\(Int((dropouts.seconds * 1000).rounded())) ms in all); a clean recording has none.",
                 "Close other programs that use audio, raise the audio buffer size, and use a wired microphone directly on the computer instead of Bluetooth or a USB hub.")
         }
         if !hasSpeech {
-            add(.tooQuiet, "No speech was found above the room tone (\(db(m.noiseFloorDBFS)) dBFS).",
+            add(.tooQuiet, m.speechLevelDBFS, T.tooQuietDBFS, "No speech was found above the room tone (\(db(m.noiseFloorDBFS)) dBFS).",
                 "Check that the right microphone is selected and not muted, then speak from 15–30 cm away.")
-        } else if m.speechLevelDBFS < T.tooQuietDBFS {
-            add(.tooQuiet, "Speech is at \(db(m.speechLevelDBFS)) dBFS, under the \(db(T.tooQuietDBFS)) dBFS a clear recording needs.",
+        } else if m.speechLevelDBFS <= T.tooQuietDBFS {
+            add(.tooQuiet, m.speechLevelDBFS, T.tooQuietDBFS,
+                "Speech is at \(db(m.speechLevelDBFS)) dBFS (active level), at or under the \(db(T.tooQuietDBFS)) dBFS where listeners reach for the volume.",
                 "Raise the input gain by about \(Int((SoundCheck.targetSpeechDBFS - m.speechLevelDBFS).rounded())) dB, or speak from 15–30 cm away from the microphone.")
-        } else if !clipped, m.speechLevelDBFS > T.tooLoudDBFS || m.peakDBFS > T.leastHeadroomDBFS {
-            let over = m.speechLevelDBFS > T.tooLoudDBFS
-            add(.tooLoud,
-                over ? "Speech is at \(db(m.speechLevelDBFS)) dBFS, over the \(db(T.tooLoudDBFS)) dBFS that leaves room for louder moments."
-                    : "Peaks reach \(db(m.peakDBFS)) dBFS, less than \(String(format: "%.1f", -T.leastHeadroomDBFS)) dB from clipping.",
+        } else if m.speechLevelDBFS >= T.tooLoudDBFS {
+            add(.tooLoud, m.speechLevelDBFS, T.tooLoudDBFS,
+                "Speech is at \(db(m.speechLevelDBFS)) dBFS (active level), at or over the \(db(T.tooLoudDBFS)) dBFS from which its loudest moments reach full scale or a limiter.",
                 "Lower the input gain by about \(max(6, Int((m.speechLevelDBFS - SoundCheck.targetSpeechDBFS).rounded()))) dB so that speech sits near −20 dBFS and peaks stay under −6 dBFS.")
         }
         if hasSpeech, m.snrDB < T.leastSNRDB {
-            add(.noisy,
-                "Speech is \(db(m.snrDB)) dB above the background (\(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB.",
-                "Turn off or move away from the noise (fans, appliances, open windows, traffic), or bring the microphone closer to your mouth.")
+            add(.noisy, m.snrDB, T.leastSNRDB,
+                "Speech is \(db(m.snrDB)) dB above the noise between words (\(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB.",
+                "Turn off or move away from the noise (fans, appliances, open windows, traffic, music), or bring the microphone closer to your mouth.")
         }
         if let hz = m.humHz, hum.levelDBFS >= T.humDBFS, hum.levelDBFS >= m.speechLevelDBFS - T.humBelowSpeechDB {
             let overtones = hum.lines < 2 ? "" : " and \(hum.lines - 1) harmonic\(hum.lines == 2 ? "" : "s")"
-            add(.hum,
+            add(.hum, m.speechLevelDBFS - hum.levelDBFS, T.humBelowSpeechDB,
                 "Mains hum at \(Int(hz)) Hz\(overtones) at \(db(hum.levelDBFS)) dBFS, \(db(m.speechLevelDBFS - hum.levelDBFS)) dB under speech; hum is audible within \(db(T.humBelowSpeechDB)) dB.",
                 "Unplug the laptop's charger or plug it into a grounded socket, and keep the microphone cable away from power cables (a ground loop or an unshielded cable).")
         }
         if let delay = echo.delaySeconds {
-            add(.echo,
+            add(.echo, echo.correlation, EchoMeasure.leastCorrelation,
                 "An echo \(db(-echo.levelDB)) dB down arrives \(Int((delay * 1000).rounded())) ms after the direct sound (correlation \(String(format: "%.2f", echo.correlation)), over the \(String(format: "%.2f", EchoMeasure.leastCorrelation)) an audible echo reaches).",
                 "Wear headphones or turn the loudspeakers down, and turn on echo cancellation (earshot capture --mode voice-isolation).")
         }
-        if let rt60 = m.rt60Seconds, rt60 > T.mostRT60Seconds, m.snrDB >= T.leastSNRForRT60DB {
-            add(.reverberant,
-                "The room rings for about \(String(format: "%.2f", rt60)) s (RT60); speech stays clear up to \(String(format: "%.1f", T.mostRT60Seconds)) s.",
+        if let rt60 = m.rt60Seconds, rt60 >= T.mostRT60Seconds, m.snrDB >= T.leastSNRForRT60DB {
+            add(.reverberant, rt60, T.mostRT60Seconds,
+                "The room rings for about \(String(format: "%.2f", rt60)) s (RT60); from \(String(format: "%.1f", T.mostRT60Seconds)) s on it blurs the consonants.",
                 "Move closer to the microphone, or record in a smaller room with soft furnishings — curtains, carpet, a sofa — rather than bare walls.")
         }
         if m.bandwidthHz < T.leastBandwidthHz {
-            add(.narrowband,
+            add(.narrowband, m.bandwidthHz, T.leastBandwidthHz,
                 "The sound stops at \(khz(m.bandwidthHz)) kHz; speech needs up to \(khz(T.leastBandwidthHz)) kHz or more to sound natural.",
                 "Switch the headset to its wideband mode, or use a wired or built-in microphone: a Bluetooth headset in call mode sends telephone-band audio.")
         } else if let balance = highFrequencyBalanceDB, balance < T.mostHighFrequencyLossDB {
-            add(.muffled,
+            add(.muffled, balance, T.mostHighFrequencyLossDB,
                 "Frequencies from 3 to 7 kHz are \(db(-balance)) dB quieter, against 1 to 2 kHz, than in normal speech (more than \(db(-T.mostHighFrequencyLossDB)) dB: the microphone sounds covered).",
                 "Uncover the microphone — a case, a finger, clothing or a thick foam cover over it — and point it towards your mouth.")
         }
         if abs(m.dcOffset) > T.mostDCOffset {
-            add(.dcOffset,
+            add(.dcOffset, m.dcOffset, T.mostDCOffset,
                 "The signal sits \(String(format: "%.3f", m.dcOffset)) off centre; under \(String(format: "%.3f", T.mostDCOffset)) is normal.",
                 "The audio interface or its preamp adds a constant offset: turn on its high-pass (low-cut) filter, or try another input.")
         }

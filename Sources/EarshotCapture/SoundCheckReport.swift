@@ -10,8 +10,10 @@ public struct SoundCheckReport: Codable, Equatable, Sendable {
         public var noiseFloorDBFS: Double
         /// Speech against the broadband room tone (mains hum left out: it is its own problem).
         public var snrDB: Double
-        /// Share of samples clipped or crowded against the peak.
+        /// Share of the speech's samples in flat tops (hard clipping).
         public var clippedShare: Double
+        /// Share of the loudest peaks squeezed round (soft clipping).
+        public var roundedPeakShare: Double
         /// 50 or 60 when mains hum was found.
         public var humHz: Double?
         public var bandwidthHz: Double
@@ -28,6 +30,7 @@ public struct SoundCheckReport: Codable, Equatable, Sendable {
             try c.encode(noiseFloorDBFS, forKey: .noiseFloorDBFS)
             try c.encode(snrDB, forKey: .snrDB)
             try c.encode(clippedShare, forKey: .clippedShare)
+            try c.encode(roundedPeakShare, forKey: .roundedPeakShare)
             try c.encode(humHz, forKey: .humHz)
             try c.encode(bandwidthHz, forKey: .bandwidthHz)
             try c.encode(rt60Seconds, forKey: .rt60Seconds)
@@ -42,6 +45,10 @@ public struct SoundCheckReport: Codable, Equatable, Sendable {
 
     public struct Problem: Codable, Equatable, Sendable {
         public var kind: ProblemKind
+        /// The measurement the problem was found on, in the unit its detail names, and the
+        /// threshold it crossed (`SoundCheck.Threshold`).
+        public var value: Double
+        public var threshold: Double
         /// What was measured, against which threshold.
         public var detail: String
         /// One concrete thing to do about it.

@@ -186,7 +186,8 @@ struct Soundcheck: ParsableCommand {
         let m = report.metrics
         var lines = ["\(name): \(report.verdict == .good ? "sounds good" : "needs fixing")"]
         lines.append(String(format: "  speech %.1f dBFS, peak %.1f dBFS, room tone %.1f dBFS, SNR %.1f dB", m.speechLevelDBFS, m.peakDBFS, m.noiseFloorDBFS, m.snrDB))
-        var more = String(format: "  bandwidth %.1f kHz, clipped %.3f %%, DC %.4f", m.bandwidthHz / 1000, m.clippedShare * 100, m.dcOffset)
+        var more = String(format: "  bandwidth %.1f kHz, flat tops %.3f %%, rounded peaks %.1f %%, DC %.4f", m.bandwidthHz / 1000, m.clippedShare * 100,
+                          m.roundedPeakShare * 100, m.dcOffset)
         more += m.rt60Seconds.map { String(format: ", RT60 %.2f s", $0) } ?? ", RT60 –"
         more += m.humHz.map { ", hum \(Int($0)) Hz" } ?? ", no hum"
         lines.append(more)

@@ -46,7 +46,7 @@ import Testing
             let json = try JSONSerialization.jsonObject(with: Data(reply.body.utf8)) as! [String: Any]
             let report = json["report"] as! [String: Any], metrics = report["metrics"] as! [String: Any]
             let kinds = (report["problems"] as! [[String: Any]]).map { $0["kind"] as! String }
-            #expect(Set(metrics.keys) == ["speechLevelDBFS", "peakDBFS", "noiseFloorDBFS", "snrDB", "clippedShare", "humHz", "bandwidthHz", "rt60Seconds", "dcOffset"])
+            #expect(Set(metrics.keys) == ["speechLevelDBFS", "peakDBFS", "noiseFloorDBFS", "snrDB", "clippedShare", "roundedPeakShare", "humHz", "bandwidthHz", "rt60Seconds", "dcOffset"])
             #expect(metrics["humHz"] as? Double == 50 && kinds.contains("hum"), "\(metrics) \(kinds)")
             #expect(report["verdict"] as? String == "fix")
             #expect((json["chartSVG"] as? String)?.hasPrefix("<svg") == true)

@@ -27,11 +27,11 @@ import Testing
             #expect(Set(json.keys) == ["verdict", "metrics", "problems"])
             #expect(json["verdict"] as? String == "fix")
             let metrics = try #require(json["metrics"] as? [String: Any])
-            #expect(Set(metrics.keys) == ["speechLevelDBFS", "peakDBFS", "noiseFloorDBFS", "snrDB", "clippedShare", "humHz",
-                                          "bandwidthHz", "rt60Seconds", "dcOffset"])
+            #expect(Set(metrics.keys) == ["speechLevelDBFS", "peakDBFS", "noiseFloorDBFS", "snrDB", "clippedShare", "roundedPeakShare",
+                                          "humHz", "bandwidthHz", "rt60Seconds", "dcOffset"])
             #expect(abs((metrics["dcOffset"] as? Double ?? 0) - 0.05) < 0.001)
             let problems = try #require(json["problems"] as? [[String: Any]])
-            #expect(problems.allSatisfy { Set($0.keys) == ["kind", "detail", "advice"] })
+            #expect(problems.allSatisfy { Set($0.keys) == ["kind", "value", "threshold", "detail", "advice"] })
             let dc = try #require(problems.first { $0["kind"] as? String == "dc-offset" })
             #expect((dc["detail"] as? String ?? "").contains("0.050"), "the number")
             #expect((dc["detail"] as? String ?? "").contains("0.010"), "the threshold")

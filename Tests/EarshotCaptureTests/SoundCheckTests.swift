@@ -86,16 +86,64 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         #expect(abs(report.metrics.snrDB - 8) <= 3, "SNR \(report.metrics.snrDB)")
     }
 
-    @Test func levelProblems() throws {
-        #expect(kinds(try check(plus(scaled(speech, toSpeechDBFS: -50), whiteNoise(speech.count, dbfs: -100, seed: 4)))) == ["too-quiet"])
+    @Test func levelProblemsAtTheProductsThresholds() throws {
+        let quiet = try check(plus(scaled(speech, toSpeechDBFS: -33), whiteNoise(speech.count, dbfs: -100, seed: 4)))
+        #expect(kinds(quiet) == ["too-quiet"], "\(quiet.problems)")
+        let problem = try #require(quiet.problems.first)
+        #expect(problem.threshold == -31 && abs(problem.value - -33) < 1)
+        #expect(kinds(try check(plus(scaled(speech, toSpeechDBFS: -29), whiteNoise(speech.count, dbfs: -100, seed: 4)))).isEmpty)
+        // Peaks a hair under full scale, speech at -22 dBFS: loud peaks are not a fault.
         let peak = speech.map(abs).max()!
-        let hot = speech.map { $0 / peak * 0.995 }
-        #expect(kinds(try check(plus(hot, roomTone))).contains("too-loud"))
-        let limit = speech.map(abs).sorted()[speech.count * 98 / 100]
-        let clipped = speech.map { min(max($0, -limit), limit) / limit * 0.9 }
-        let report = try check(plus(clipped, roomTone))
+        #expect(kinds(try check(plus(speech.map { $0 / peak * 0.995 }, roomTone))).isEmpty)
+    }
+
+    @Test func aLoudLimitedRecordingIsTooLoudNotClipped() throws {
+        let report = try check(limited(plus(scaled(speech, toSpeechDBFS: -11), roomTone), ceiling: 0.97))
+        #expect(report.metrics.peakDBFS < 0)
+        #expect(kinds(report) == ["too-loud"], "\(report.problems) \(report.metrics)")
+        #expect(report.problems.first?.threshold == -15)
+    }
+
+    @Test func hardClippingIsFlatTops() throws {
+        // The converter clips what it hears, room tone included.
+        let heard = plus(speech, roomTone)
+        let limit = heard.map(abs).sorted()[heard.count * 99 / 100]
+        let report = try check(heard.map { min(max($0, -limit), limit) / limit * 0.9 })
         #expect(kinds(report).contains("clipping"), "\(report.problems)")
         #expect(report.metrics.clippedShare > 0.005)
+        #expect(report.problems.first { $0.kind == .clipping }?.threshold == SoundCheck.Threshold.clippedShare)
+    }
+
+    @Test func softClippingIsRoundedPeaksAndALimiterIsNot() throws {
+        // Vowels whose harmonics have scattered phases, as a vocal tract leaves them (a crest of
+        // about 2.5 in each cycle), in syllables.
+        var random = SeededRandom(seed: 9)
+        let phases = (1...12).map { _ in Double.random(in: 0..<(2 * Double.pi), using: &random) }
+        let vowels = (0..<Int(10 * rate)).map { n -> Float in
+            let t = Double(n) / rate
+            let syllable = max(0, sin(2 * Double.pi * 2.5 * t))
+            return Float(syllable * phases.enumerated().reduce(0.0) { $0 + sin(2 * Double.pi * 150 * Double($1.offset + 1) * t + $1.element) / Double($1.offset + 1) })
+        }
+        let heard = plus(scaled(vowels, toSpeechDBFS: -20), roomTone)
+        let peak = heard.map(abs).max()!
+        let saturated = try check(heard.map { Float(0.8 * tanh(4 * Double($0 / peak))) })
+        #expect(saturated.metrics.roundedPeakShare >= SoundCheck.Threshold.roundedPeakShare, "\(saturated.metrics)")
+        #expect(kinds(saturated).contains("clipping"), "\(saturated.problems)")
+        let loud = try check(limited(plus(scaled(vowels, toSpeechDBFS: -10), roomTone), ceiling: 0.97))
+        #expect(loud.metrics.roundedPeakShare < SoundCheck.Threshold.roundedPeakShare, "\(loud.metrics)")
+        #expect(!kinds(loud).contains("clipping"), "\(loud.problems)")
+    }
+
+    /// A look-ahead limiter as a recorder's: the gain each sample needs, the least within 5 ms
+    /// either side, averaged over 5 ms, so no sample passes `ceiling` and none is cut.
+    func limited(_ x: [Float], ceiling: Float) -> [Float] {
+        let need = x.map { min(1, ceiling / max(abs($0), 1e-12)) }
+        let w = Int(0.005 * rate)
+        let least = need.indices.map { n in need[max(0, n - w)...min(need.count - 1, n + w)].min()! }
+        return x.indices.map { n in
+            let window = least[max(0, n - w / 2)...min(least.count - 1, n + w / 2)]
+            return x[n] * min(need[n], window.reduce(0, +) / Float(window.count))
+        }
     }
 
     @Test func humIsFoundAtItsMainsFrequency() throws {

@@ -1,36 +1,53 @@
-"""A labelled set for the sound check: real read speech with faults of known size.
+"""A labelled set for the sound check: real read speech with faults of known size, labelled by
+the product's thresholds (Sources/EarshotCapture/SoundCheck.swift, `Threshold`).
 
-Speech is LibriSpeech, one utterance per item, from the speakers of one split of
-training/realaudio.py: `--split train` makes the tuning set (thresholds and the RT60 line were set
-on it), `--split dev` the evaluation set, whose 69 speakers the tuning never saw. Every item gets a
-faint real room tone (a recorded background 40–55 dB under the speech) and a speech level between
-−30 and −16 dBFS; 30 % stay that way (a tenth of those in a real, measured small room), the rest
-get one or two faults of known size (peaks are kept under −1 dBFS unless the fault is the level):
+Two sets that differ in kind, so that what was tuned on one is judged on the other:
 
-  too-quiet     speech at −55…−42 dBFS            too-loud   peaks at −0.25…−0.02 dBFS, unclipped
-  clipping      hard (0.3–5 % of samples cut) or soft (tanh saturation), then gain to −6…−0.5 dBFS peak
-  noisy         a real recording (dishes, tap, bike, cat, pink/white noise) at 0–12 dB SNR
+  --split train --noises tuning --rooms generated      the tuning set: LibriSpeech training
+      speakers; noise from the six Speech Commands backgrounds (first 70 % of each) and
+      UrbanSound8K's air conditioners, drilling and children playing; rooms from an exponential
+      decay generator; 16 kHz.
+  --split dev --noises held-out --rooms held-out --rates 16000,48000   the held-out set: the
+      69 development speakers; noise of kinds the tuning never heard (UrbanSound8K's dogs,
+      engines, jackhammers, gun shots and street music; ProtoSound's knocks, appliances and
+      cries and Donate-a-Cry's; babble of three to six other development speakers); a real
+      seminar room and image-source rooms (`earshot room simulate`); half at 48 kHz.
+
+Every item has a real room tone 30–45 dB under the speech (the family's noise) and speech at
+−28…−18 dBFS active level (ITU-T P.56 style); 30 % stay that way (a tenth of those in a real
+small room of RT60 0.3 s), the rest get one or two faults (peaks are kept under −1 dBFS unless
+the fault is the level):
+
+  too-quiet     speech at −48…−33 dBFS            (product: at or below −31)
+  too-loud      speech at −14…−8 dBFS through a look-ahead limiter, peaks at −0.3 dBFS, no
+                sample cut                         (product: at or above −15, however limited)
+  clipping      hard (0.2–5 % of samples cut flat) or soft (tanh saturation), then scaled to a
+                peak of −6…−0.1 dBFS and speech under −15 dBFS
+  noisy         real noise of the family at 0–17 dB SNR   (product: under 20 dB)
   hum           50 or 60 Hz and 1–5 harmonics, 8–22 dB under the speech
-  narrowband    a channel low-passed at 2.8–4.5 kHz (eighth-order Butterworth, or resampled to 8 kHz)
+  narrowband    a channel low-passed at 2.8–4.5 kHz (eighth-order Butterworth, or through 8 kHz)
   muffled       a covered microphone: 15–30 dB less above 1.5–3 kHz
-  reverberant   a room of RT60 0.8–1.8 s (exponentially decaying noise, direct path 0 to −8 dB DRR)
+  reverberant   a room of RT60 0.6–1.6 s            (product: at or above 0.5 s)
   dc-offset     a constant 0.015–0.1
   dropouts      2–6 gaps of 5–120 ms of digital silence inside the speech
   echo          a copy 80–400 ms late, 3–12 dB down
 
-Fault sizes lie beyond what clean LibriSpeech itself shows: some of its recordings carry noise
-15 dB under the speech, or mains hum 25–35 dB under it, and are clean by any label.
-SNR is active speech level (P.56 style, as the checker reports it) against the mean noise power;
-RT60 is the room response's own (Schroeder, −5 to −35 dB). Seeded; one WAV per item and items.json.
+SNR is the active speech level against the added noise's mean power; RT60 the room response's
+own (Schroeder, −5 to −35 dB). Seeded; one WAV per item and items.json.
 
-    .venv/bin/python eval/soundcheck/build_set.py --data ../shared/data --split dev --out eval/data/soundcheck/dev
+    .venv/bin/python eval/soundcheck/build_set.py --data ../shared/data --split dev --noises held-out \
+        --rooms held-out --rates 16000,48000 --earshot .build/release/earshot --out eval/data/soundcheck/held-out
 """
 import argparse
+import glob
 import json
 import os
+import subprocess
 import sys
+import tempfile
 
 import numpy as np
+import scipy.ndimage
 import scipy.signal
 import soundfile as sf
 import soxr
@@ -47,9 +64,10 @@ CLASH = {frozenset(p) for p in [("too-quiet", "too-loud"), ("too-quiet", "clippi
                                   ("clipping", "dc-offset"), ("reverberant", "echo"), ("too-loud", "hum")]}
 
 
-def active_power(x):
+def active_power(x, rate=RATE):
     """P.56-style active level: mean power of 10 ms frames within 15.9 dB of that mean."""
-    frames = x[: len(x) // 160 * 160].reshape(-1, 160)
+    f = rate // 100
+    frames = x[: len(x) // f * f].reshape(-1, f)
     p = (frames ** 2).mean(axis=1)
     level = p.mean()
     for _ in range(20):
@@ -58,8 +76,8 @@ def active_power(x):
     return level
 
 
-def set_level(x, dbfs):
-    return x * np.sqrt(10 ** (dbfs / 10) / active_power(x))
+def set_level(x, dbfs, rate=RATE):
+    return x * np.sqrt(10 ** (dbfs / 10) / active_power(x, rate))
 
 
 def headroom(x, peak_dbfs=-1.0):
@@ -76,6 +94,91 @@ def schroeder_rt60(h):
     i5, i35 = np.argmax(edc_db <= -5), np.argmax(edc_db <= -35)
     slope = np.polyfit(t[i5:i35], edc_db[i5:i35], 1)[0]
     return -60 / slope
+
+
+def limited(x, dbfs, ceiling_dbfs=-0.3, rate=RATE):
+    """`x` at active level `dbfs`, its peaks held under `ceiling_dbfs` by a look-ahead limiter as
+    a recorder's is built: the gain each sample needs, the least of it within 5 ms ahead and
+    behind, recovering over 50 ms, averaged over 5 ms (so never above what any sample needs):
+    loud, and not one sample cut."""
+    y = set_level(x, dbfs, rate)
+    need = np.minimum(1.0, 10 ** (ceiling_dbfs / 20) / np.maximum(np.abs(y), 1e-12))
+    w = int(0.005 * rate)
+    least = scipy.ndimage.minimum_filter1d(need, 2 * w + 1, mode="nearest")
+    rise = 1 - np.exp(-1 / (0.05 * rate))
+    held = np.empty_like(least)
+    g = 1.0
+    for n, v in enumerate(least):
+        g = min(v, g + (1 - g) * rise)
+        held[n] = g
+    gain = np.convolve(held, np.ones(w) / w, mode="same")
+    return y * np.minimum(gain, need)
+
+
+class Noises:
+    """The real noise of one family, as (kind, recording) pairs."""
+
+    TUNING_URBAN = ("air_conditioner", "drilling", "children_playing")
+    HELD_OUT_URBAN = ("dog_bark", "engine_idling", "jackhammer", "gun_shot", "street_music")
+
+    def __init__(self, data, family, bank):
+        self.family, self.bank, self.pool = family, bank, []
+        if family == "tuning":
+            names = sorted(glob.glob(os.path.join(data, "noise", "*.wav")))
+            self.pool += [(os.path.basename(n)[:-4], x) for n, x in zip(names, bank.noise)]
+        urban = self.TUNING_URBAN if family == "tuning" else self.HELD_OUT_URBAN
+        for kind in urban:
+            for path in sorted(glob.glob(os.path.join(data, "noise", "urbansound8k", kind, "*.flac")))[::3]:
+                self.pool.append((kind, realaudio.load(path)))
+        if family == "held-out":
+            self.pool += [("household", x) for x in bank.events]
+
+    def draw(self, rng, n):
+        """(kind, n samples of it), each kind alike: babble a sixth of the time in the held-out family."""
+        if self.family == "held-out" and rng.random() < 1 / 6:
+            talkers = int(rng.integers(3, 7))
+            babble = sum(set_level(realaudio.segment(rng, self.bank.speech[int(rng.integers(len(self.bank.speech)))], n) + 1e-9, -25)
+                         for _ in range(talkers))
+            return "babble", babble
+        kinds = sorted({kind for kind, _ in self.pool})
+        kind = kinds[int(rng.integers(len(kinds)))]
+        recordings = [x for k, x in self.pool if k == kind]
+        return kind, realaudio.segment(rng, recordings[int(rng.integers(len(recordings)))], n)
+
+
+class Rooms:
+    """Reverberant rooms of RT60 0.6–1.6 s: an exponential-decay generator (tuning), or a real
+    seminar room and image-source rooms from `earshot room simulate` (held out)."""
+
+    def __init__(self, data, family, earshot):
+        self.family, self.earshot = family, earshot
+        clap = os.path.join(data, "rir", "seminar_room_clap_mono.wav")
+        self.real = [realaudio.load_rir(clap)] if family == "held-out" and os.path.exists(clap) else []
+        if family == "held-out" and not earshot:
+            sys.exit("held-out rooms are simulated by earshot: give --earshot")
+
+    def draw(self, rng):
+        if self.family == "generated":
+            return room(rng, rng.uniform(0.6, 1.6))
+        if self.real and rng.random() < 0.25:
+            return self.real[0]
+        size = np.array([rng.uniform(4, 12), rng.uniform(3, 9), rng.uniform(2.5, 4)])
+        rt60, source, mic = rng.uniform(0.6, 1.6), rng.uniform(0.1, 0.9, 3), rng.uniform(0.1, 0.9, 3)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "ir.wav")
+            while True:  # a small room ringing long needs too many images: a larger one of its shape
+                place = lambda where: ",".join(f"{v:.2f}" for v in where * size)  # noqa: E731
+                run = subprocess.run([self.earshot, "room", "simulate", "--size", "x".join(f"{d:.2f}" for d in size),
+                                      "--rt60", f"{rt60:.2f}", "--source", place(source), "--mic", place(mic),
+                                      "--rate", str(RATE), "-o", out], capture_output=True, text=True)
+                if run.returncode == 0:
+                    break
+                if "image sources" not in run.stderr:
+                    sys.exit(run.stderr.strip())
+                size = size * 1.25
+            h, rate = sf.read(out, dtype="float64")
+        h = h if h.ndim == 1 else h[:, 0]
+        return h / np.sqrt(np.sum(h ** 2))
 
 
 def room(rng, rt60):
@@ -99,10 +202,11 @@ def shelf(x, corner, loss_db, rng):
     return scipy.signal.fftconvolve(x, fir)[255: 255 + len(x)]
 
 
-def apply(kind, x, rng, truth, bank, speech_db):
+def apply(kind, x, rng, truth, noises, rooms, speech_db, rate=RATE):
+    """`x` at `rate` with the fault `kind`; the level, clipping, DC and dropout faults are made
+    at the item's own rate (a converter clips and drops at the rate it runs at), the rest at 16 kHz."""
     if kind == "reverberant":
-        rt60 = rng.uniform(0.8, 1.8)
-        h = room(rng, rt60)
+        h = rooms.draw(rng)
         truth["rt60"] = float(schroeder_rt60(h))
         return scipy.signal.fftconvolve(x, h)[: len(x)]
     if kind == "echo":
@@ -113,10 +217,10 @@ def apply(kind, x, rng, truth, bank, speech_db):
         truth["echoDelay"], truth["echoDB"] = delay, gain
         return y
     if kind == "noisy":
-        snr = rng.uniform(0, 12)
-        noise = realaudio.segment(rng, bank.noise[rng.integers(len(bank.noise))], len(x))
+        snr = rng.uniform(0, 17)
+        noise_kind, noise = noises.draw(rng, len(x))
         noise = noise * np.sqrt(active_power(x) / np.mean(noise ** 2) * 10 ** (-snr / 10))
-        truth["snr"] = snr
+        truth["snr"], truth["noise"] = snr, noise_kind
         return x + noise
     if kind == "muffled":
         loss = rng.uniform(15, 30)
@@ -141,33 +245,41 @@ def apply(kind, x, rng, truth, bank, speech_db):
         truth["hum"], truth["humBelowDB"] = f0, below
         return x + hum
     if kind == "too-quiet":
-        return set_level(x, rng.uniform(-55, -42))
+        return set_level(x, rng.uniform(-48, -33))
     if kind == "too-loud":
-        return x / np.abs(x).max() * 10 ** (-rng.uniform(0.02, 0.25) / 20)
+        return limited(x, rng.uniform(-14, -8), rate=rate)
     if kind == "clipping":
         if rng.random() < 0.5:
-            share = rng.uniform(0.003, 0.05)
+            share = rng.uniform(0.002, 0.05)
             ceiling = np.quantile(np.abs(x), 1 - share)
             y = np.clip(x, -ceiling, ceiling)
+            truth["clipping"] = "hard"
         else:
             drive = rng.uniform(4, 12)
             y = np.tanh(drive * x / np.abs(x).max())
-        return y / np.abs(y).max() * 10 ** (-rng.uniform(0.5, 6) / 20)
+            truth["clipping"] = "soft"
+        y = y / np.abs(y).max() * 10 ** (-rng.uniform(0.1, 6) / 20)
+        return y * min(1.0, np.sqrt(10 ** (-16 / 10) / active_power(y, rate)))  # loud is its own fault
     if kind == "dc-offset":
         dc = rng.uniform(0.015, 0.1) * (1 if rng.random() < 0.5 else -1)
         truth["dc"] = dc
         return x + dc
     if kind == "dropouts":
         y = x.copy()
-        frames = (y[: len(y) // 160 * 160].reshape(-1, 160) ** 2).mean(axis=1)
+        f = rate // 100
+        frames = (y[: len(y) // f * f].reshape(-1, f) ** 2).mean(axis=1)
         loud = np.nonzero(frames > np.median(frames))[0]
         count = int(rng.integers(2, 7))
         for start in rng.choice(loud, size=min(count, len(loud)), replace=False):
-            length = int(rng.uniform(0.005, 0.12) * RATE)
-            y[start * 160: start * 160 + length] = 0
+            length = int(rng.uniform(0.005, 0.12) * rate)
+            y[start * f: start * f + length] = 0
         truth["dropouts"] = count
         return y
     raise ValueError(kind)
+
+
+# Faults a converter makes at the item's own rate, after the others.
+LATE = ("too-loud", "clipping", "dc-offset", "dropouts")
 
 
 ORDER = ["reverberant", "echo", "noisy", "muffled", "narrowband", "hum", "too-quiet", "too-loud", "clipping",
@@ -177,7 +289,11 @@ ORDER = ["reverberant", "echo", "noisy", "muffled", "narrowband", "hum", "too-qu
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--split", choices=["train", "dev"], required=True)
+    parser.add_argument("--split", choices=["train", "dev"], required=True, help="LibriSpeech speakers")
+    parser.add_argument("--noises", choices=["tuning", "held-out"], default="tuning")
+    parser.add_argument("--rooms", choices=["generated", "held-out"], default="generated")
+    parser.add_argument("--rates", default="16000", help="item rates, comma-separated, drawn alike")
+    parser.add_argument("--earshot", help="the earshot binary, for held-out rooms")
     parser.add_argument("--out", required=True)
     parser.add_argument("--items", type=int, default=440)
     parser.add_argument("--seed", type=int, default=None)
@@ -185,9 +301,11 @@ def main():
     bank = realaudio.Bank(args.data, args.split)
     if not bank:
         sys.exit(f"no LibriSpeech speech or noise under {args.data}: the sound-check set needs ../shared/data")
+    noises, rooms = Noises(args.data, args.noises, bank), Rooms(args.data, args.rooms, args.earshot)
+    rates = [int(r) for r in args.rates.split(",")]
     rng = np.random.default_rng(args.seed if args.seed is not None else (11 if args.split == "train" else 2027))
     os.makedirs(args.out, exist_ok=True)
-    rooms = [h for h in bank.rooms]
+    small = [h for h in bank.rooms if schroeder_rt60(h) < 0.45]
     items = []
     for i in range(args.items):
         speaker = int(rng.integers(len(bank.speech)))
@@ -195,13 +313,13 @@ def main():
         if len(x) > 12 * RATE:
             start = int(rng.integers(0, len(x) - 12 * RATE))
             x = x[start: start + 12 * RATE]
-        speech_db = rng.uniform(-30, -16)
+        speech_db = rng.uniform(-28, -18)
         x = set_level(x - x.mean(), speech_db)
         truth = {}
         if rng.random() < 0.3:
             faults = []
-            if rooms and rng.random() < 0.1:
-                h = rooms[int(rng.integers(len(rooms)))]
+            if small and rng.random() < 0.1:
+                h = small[int(rng.integers(len(small)))]
                 truth["rt60"] = float(schroeder_rt60(h))
                 x = set_level(scipy.signal.fftconvolve(x, h)[: len(x)], speech_db)
         else:
@@ -209,24 +327,32 @@ def main():
             if rng.random() < 0.4:
                 second = [k for k in KINDS if k != faults[0] and frozenset((k, faults[0])) not in CLASH]
                 faults.append(second[int(rng.integers(len(second)))])
-        # Faint real room tone under everything.
-        tone = realaudio.segment(rng, bank.noise[int(rng.integers(len(bank.noise)))], len(x))
-        tone *= np.sqrt(active_power(x) * 10 ** (-rng.uniform(40, 55) / 10) / np.mean(tone ** 2))
+        # A real room tone under everything, of the family's kinds.
+        tone_kind, tone = noises.draw(rng, len(x))
+        tone *= np.sqrt(active_power(x) * 10 ** (-rng.uniform(30, 45) / 10) / np.mean(tone ** 2))
         x = x + tone
+        truth["roomTone"] = tone_kind
+        rate = rates[int(rng.integers(len(rates)))]
+        at = RATE
         for kind in sorted(faults, key=ORDER.index):
-            if kind in ("too-loud", "clipping", "dc-offset", "dropouts") and not {"too-loud", "clipping"} & set(truth.get("applied", [])):
+            if kind in LATE and at != rate:
+                x, at = soxr.resample(x, RATE, rate, quality="VHQ"), rate
+            if kind in LATE and not {"too-loud", "clipping"} & set(truth.get("applied", [])):
                 x = headroom(x)
             truth.setdefault("applied", []).append(kind)
-            x = apply(kind, x, rng, truth, bank, speech_db)
+            x = apply(kind, x, rng, truth, noises, rooms, speech_db, at)
+        if at != rate:
+            x = soxr.resample(x, RATE, rate, quality="VHQ")
         x = headroom(x) if not {"too-loud", "clipping"} & set(faults) else x
         truth.pop("applied", None)
         name = f"{i:04d}.wav"
-        sf.write(os.path.join(args.out, name), x.astype(np.float32), RATE, subtype="FLOAT")
-        items.append({"file": name, "problems": sorted(faults), "truth": truth, "speaker": bank.speakers[speaker]})
+        sf.write(os.path.join(args.out, name), x.astype(np.float32), rate, subtype="FLOAT")
+        items.append({"file": name, "rate": rate, "problems": sorted(faults), "truth": truth, "speaker": bank.speakers[speaker]})
     with open(os.path.join(args.out, "items.json"), "w") as f:
-        json.dump({"split": args.split, "rate": RATE, "items": items}, f, indent=1)
+        json.dump({"split": args.split, "noises": args.noises, "rooms": args.rooms, "rate": RATE, "items": items}, f, indent=1)
     clean = sum(1 for it in items if not it["problems"])
-    print(f"wrote {len(items)} items ({clean} clean) from {len({it['speaker'] for it in items})} {args.split} speakers to {args.out}")
+    print(f"wrote {len(items)} items ({clean} clean) from {len({it['speaker'] for it in items})} {args.split} speakers, "
+          f"{args.noises} noises, {args.rooms} rooms, to {args.out}")
 
 
 if __name__ == "__main__":
