@@ -154,10 +154,12 @@ eval-amplify: release venv
 # development speakers it never saw, beside ACX-style rules with WADA-SNR.
 SOUNDCHECK_DATA := eval/data/soundcheck
 eval-soundcheck: release venv
-	@[ -f $(SOUNDCHECK_DATA)/tune/items.json ] || $(PYTHON) eval/soundcheck/build_set.py --data ../shared/data --split train --out $(SOUNDCHECK_DATA)/tune
-	@[ -f $(SOUNDCHECK_DATA)/dev/items.json ] || $(PYTHON) eval/soundcheck/build_set.py --data ../shared/data --split dev --out $(SOUNDCHECK_DATA)/dev
-	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/tune
-	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/dev
+	@[ -f $(SOUNDCHECK_DATA)/tuning/items.json ] || $(PYTHON) eval/soundcheck/build_set.py --data ../shared/data --split train \
+	  --noises tuning --rooms generated --out $(SOUNDCHECK_DATA)/tuning
+	@[ -f $(SOUNDCHECK_DATA)/held-out/items.json ] || $(PYTHON) eval/soundcheck/build_set.py --data ../shared/data --split dev \
+	  --noises held-out --rooms held-out --rates 16000,48000 --earshot .build/release/earshot --out $(SOUNDCHECK_DATA)/held-out
+	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/tuning
+	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/held-out
 
 # Echo cancellation on echo scenes from ../shared/data (LibriSpeech talkers as near and far end,
 # measured and simulated rooms, 0–300 ms loudspeaker delay, real noise): far end only, near end

@@ -50,9 +50,9 @@ public struct SoundCheck {
         /// RT60 at or above which the room blurs consonants at a microphone's speaking distance
         /// (ANSI/ASA S12.60 allows 0.6 s in an empty classroom, for a listener in the room).
         public static let mostRT60Seconds = 0.5
-        /// Under this SNR the room tone fills the decays and the RT60 estimate reads long: it is
-        /// reported, but the noise is the problem to fix first.
-        public static let leastSNRForRT60DB = 15.0
+        /// Under this SNR (noisy) the room tone fills the decays and the RT60 estimate reads
+        /// long: it is reported, but the noise is the problem to fix first.
+        public static let leastSNRForRT60DB = 20.0
         public static let mostDCOffset = 0.01
         public static let mostDropouts = 0
     }
@@ -211,7 +211,8 @@ struct Findings {
                 "An echo \(db(-echo.levelDB)) dB down arrives \(Int((delay * 1000).rounded())) ms after the direct sound (correlation \(String(format: "%.2f", echo.correlation)), over the \(String(format: "%.2f", EchoMeasure.leastCorrelation)) an audible echo reaches).",
                 "Wear headphones or turn the loudspeakers down, and turn on echo cancellation (earshot capture --mode voice-isolation).")
         }
-        if let rt60 = m.rt60Seconds, rt60 >= T.mostRT60Seconds, m.snrDB >= T.leastSNRForRT60DB {
+        // An echo's delayed copy reads as a slow decay: the echo is the finding then.
+        if let rt60 = m.rt60Seconds, rt60 >= T.mostRT60Seconds, m.snrDB >= T.leastSNRForRT60DB, echo.delaySeconds == nil {
             add(.reverberant, rt60, T.mostRT60Seconds,
                 "The room rings for about \(String(format: "%.2f", rt60)) s (RT60); from \(String(format: "%.1f", T.mostRT60Seconds)) s on it blurs the consonants.",
                 "Move closer to the microphone, or record in a smaller room with soft furnishings — curtains, carpet, a sofa — rather than bare walls.")
