@@ -15,6 +15,8 @@ struct EchoMeasure {
     static let shortestSeconds = 0.04
     static let longestSeconds = 0.6
     static let predictorOrder = 24
+    /// The rate the predictor's order was chosen for; wider recordings are measured at it.
+    static let rate = 16_000.0
     /// The normalised autocorrelation an echo must reach (0.12 ≈ an echo 18 dB down).
     static let leastCorrelation = 0.12
 

@@ -1,4 +1,5 @@
 import EarshotCore
+import EarshotIO
 import Foundation
 
 /// The sound check: measures a recording of someone speaking, says what is wrong with it, and
@@ -86,7 +87,11 @@ public struct SoundCheck {
         let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
                              pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
         let reverberation = ReverberationMeasure(frames)
-        let echo = EchoMeasure(centred, sampleRate: sampleRate)
+        // The echo's whitening predictor (24 coefficients) fits speech's band at 16 kHz; at a
+        // higher rate the same order whitens too little of it, and dropouts read as echoes.
+        let echo = sampleRate > EchoMeasure.rate
+            ? EchoMeasure(try Resampler.resample([centred], from: sampleRate, to: EchoMeasure.rate)[0], sampleRate: EchoMeasure.rate)
+            : EchoMeasure(centred, sampleRate: sampleRate)
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
         // SNR against the broadband background: hum is reported as hum, not counted twice as

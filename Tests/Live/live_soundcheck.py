@@ -34,7 +34,9 @@ def scene(seed=5):
     return x.astype(np.float32)
 
 
-CONTRACT = {"speechLevelDBFS", "peakDBFS", "noiseFloorDBFS", "snrDB", "clippedShare", "humHz", "bandwidthHz", "rt60Seconds", "dcOffset"}
+CONTRACT = {"speechLevelDBFS", "peakDBFS", "noiseFloorDBFS", "snrDB", "clippedShare", "roundedPeakShare", "humHz", "bandwidthHz",
+            "rt60Seconds", "dcOffset"}
+PROBLEM = {"kind", "value", "threshold", "detail", "advice"}
 
 
 def main():
@@ -63,8 +65,9 @@ def main():
         metrics = report["metrics"]
         kinds = {problem["kind"] for problem in report["problems"]}
         print(f"  live sound check: {json.dumps(metrics)}; problems {sorted(kinds)}")
-        if set(report) != {"verdict", "metrics", "problems"} or set(metrics) != CONTRACT:
-            failures.append(f"the JSON does not keep the contract: {sorted(report)} {sorted(metrics)}")
+        if set(report) != {"verdict", "metrics", "problems"} or set(metrics) != CONTRACT \
+                or any(set(problem) != PROBLEM for problem in report["problems"]):
+            failures.append(f"the JSON does not keep the contract: {sorted(report)} {sorted(metrics)} {report['problems']}")
         if abs(metrics["speechLevelDBFS"] - SPEECH_DBFS) > 3:
             failures.append(f"speech read at {metrics['speechLevelDBFS']} dBFS, played at {SPEECH_DBFS}")
         if metrics["humHz"] != 50 or "hum" not in kinds:
