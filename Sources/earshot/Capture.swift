@@ -164,24 +164,3 @@ struct Capture: ParsableCommand {
         }
     }
 }
-
-/// Silences channel 1: live, the microphone is copied there by the channel mapping, and no far end exists.
-final class SilenceFarEnd: AudioProcessor {
-    var latencySamples: Int { 0 }
-    func prepare(_ spec: ProcessSpec) throws {}
-    func reset() {}
-    func process(_ block: inout AudioBlock) {
-        for c in 1..<max(1, block.channelCount) { block.channel(c).update(repeating: 0) }
-    }
-}
-
-/// Writes channel 0 of two-channel blocks.
-final class FirstChannelSink: AudioSink {
-    let downstream: AudioSink
-    init(_ downstream: AudioSink) { self.downstream = downstream }
-    func write(_ block: AudioBlock) throws {
-        try downstream.write(AudioBlock(base: block.channel(0).baseAddress!, channelCount: 1, frameCount: block.frameCount, channelStride: block.frameCount))
-    }
-    func finish() throws { try downstream.finish() }
-    func discard() { downstream.discard() }
-}

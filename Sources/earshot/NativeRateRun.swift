@@ -37,25 +37,3 @@ struct NativeRateRun {
         return report.latencySamples
     }
 }
-
-/// A sink that passes every block through a zero-delay processor (the output guard) first.
-final class GuardedSink: AudioSink {
-    let downstream: AudioSink
-    private let processor: any AudioProcessor
-
-    init(_ downstream: AudioSink, guard processor: any AudioProcessor, sampleRate: Double, channelCount: Int) throws {
-        precondition(processor.latencySamples == 0)
-        try processor.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: 1 << 20, channelCount: channelCount))
-        self.downstream = downstream
-        self.processor = processor
-    }
-
-    func write(_ block: AudioBlock) throws {
-        var block = block
-        processor.process(&block)
-        try downstream.write(block)
-    }
-
-    func finish() throws { try downstream.finish() }
-    func discard() { downstream.discard() }
-}

@@ -1,13 +1,13 @@
-import EarshotCapture
 import EarshotCore
 import EarshotIO
 
 extension MonoRecording {
     /// `path` as what a loudspeaker played while this was recorded, ready for the echo
-    /// canceller: mono, at this recording's rate, as long as it (silence after it ends), stretched
-    /// to the microphone's clock where the delay drifts steadily (`EchoDelay.drift`), and moved up to just before the loudspeaker's earliest arrival where that can be read off the
-    /// two (`EchoDelay.align`). Returns it with the filter length that then covers the echo.
-    func farEnd(_ path: String, longestTailSeconds: Double) throws -> (samples: [Float], tailSeconds: Double) {
+    /// canceller: mono, at this recording's rate, as long as it (silence after it ends),
+    /// stretched to the microphone's clock where the delay drifts steadily (`EchoDelay.drift`),
+    /// and moved up to just before the loudspeaker's earliest arrival where that can be read off
+    /// the two (`EchoDelay.align`). Returns it with the filter length that then covers the echo.
+    public func farEnd(_ path: String, longestTailSeconds: Double) throws -> (samples: [Float], tailSeconds: Double) {
         let far = try MonoRecording(path: path)
         var signal = far.samples
         if far.info.sampleRate != info.sampleRate {
