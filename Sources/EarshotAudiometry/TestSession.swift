@@ -8,6 +8,10 @@ public struct Stimulus: Equatable, Sendable {
     public var id: Int
     public var tone: Tone
     public var isCatchTrial: Bool
+
+    public init(id: Int, tone: Tone, isCatchTrial: Bool) {
+        (self.id, self.tone, self.isCatchTrial) = (id, tone, isCatchTrial)
+    }
 }
 
 /// How the listener behaved, with plain-language flags when a result should not be trusted.

@@ -92,19 +92,14 @@ actor HearingTestDesk {
     func answer(_ body: Data) async throws(HearingTestError) -> HearingTestStep {
         guard let test = running else { throw .invalid("no hearing test is running") }
         guard !presenting else { throw .busy("a tone is still playing") }
-        guard let object = (try? JSONSerialization.jsonObject(with: body)) as? [String: Any], let response = object["response"] as? String else {
+        guard let message = try? JSONDecoder().decode(AnswerMessage.self, from: body) else {
             throw .invalid(#"the body must be {"response":"left"|"right"|"none"}"#)
         }
-        let answer: Answer
-        switch response {
-        case "left": answer = .heard(.left)
-        case "right": answer = .heard(.right)
-        case "none": answer = .notHeard
-        default: throw .invalid("'response' must be left, right or none, not '\(response)'")
+        guard let answer = message.answer else {
+            throw .invalid("'response' must be left, right or none, not '\(message.response)'")
         }
-        let seconds = (object["responseSeconds"] as? NSNumber)?.doubleValue
         do {
-            try test.session.respond(id: test.stimulus.id, answer: answer, responseSeconds: seconds.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil })
+            try test.session.respond(id: test.stimulus.id, answer: answer, responseSeconds: message.seconds)
         } catch {
             throw .invalid("\(error)")
         }

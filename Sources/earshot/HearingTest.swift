@@ -102,55 +102,28 @@ struct HearingTestRun: ParsableCommand {
 
 /// The JSON line protocol: stimuli out, answers in, result last.
 enum LineProtocol {
-    struct StimulusLine: Encodable {
-        let type = "stimulus"
-        var id: Int, ear: String, frequencyHz: Double, levelDBHL: Double
-    }
-    struct AnswerLine: Decodable {
-        var id: Int
-        var response: String
-        var responseSeconds: Double?
-    }
-    struct ResultLine: Encodable {
-        let type = "result"
-        var procedure: String
-        var transducer: String
-        var thresholds: [ThresholdResult]
-        var presentations: Int
-        var reliability: Reliability
-    }
-
     static func run(_ session: TestSession) throws {
         var lineNumber = 0
         while let stimulus = session.next() {
-            try emit(StimulusLine(
-                id: stimulus.id, ear: stimulus.isCatchTrial ? "none" : stimulus.tone.ear.rawValue,
-                frequencyHz: stimulus.tone.frequencyHz, levelDBHL: stimulus.tone.levelDBHL))
-            var answer: AnswerLine?
+            try emit(StimulusMessage(stimulus))
+            var answer: AnswerMessage?
             while answer == nil {
                 guard let line = readLine() else {
                     throw EarshotError.invalidArgument("input ended before the test finished (stimulus \(stimulus.id) unanswered)")
                 }
                 lineNumber += 1
                 guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
-                guard let parsed = try? JSONDecoder().decode(AnswerLine.self, from: Data(line.utf8)) else {
+                guard let parsed = try? JSONDecoder().decode(AnswerMessage.self, from: Data(line.utf8)), parsed.id != nil else {
                     throw EarshotError.invalidArgument("input line \(lineNumber) is not an answer like {\"id\":\(stimulus.id),\"response\":\"left\"}")
                 }
                 answer = parsed
             }
-            let response: Answer
-            switch answer!.response {
-            case "left": response = .heard(.left)
-            case "right": response = .heard(.right)
-            case "none": response = .notHeard
-            default:
+            guard let response = answer!.answer else {
                 throw EarshotError.invalidArgument("input line \(lineNumber): response must be \"left\", \"right\" or \"none\", not \"\(answer!.response)\"")
             }
-            try session.respond(id: answer!.id, answer: response, responseSeconds: answer!.responseSeconds)
+            try session.respond(id: answer!.id!, answer: response, responseSeconds: answer!.responseSeconds)
         }
-        let result = session.result
-        try emit(ResultLine(procedure: result.procedure, transducer: result.transducer.rawValue, thresholds: result.thresholds,
-                            presentations: result.presentations, reliability: result.reliability))
+        try emit(ResultMessage(session.result))
     }
 
     private static func emit<T: Encodable>(_ value: T) throws {
