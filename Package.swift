@@ -50,7 +50,7 @@ let package = Package(
             dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS", .product(name: "Atomics", package: "swift-atomics")],
             resources: [.copy("Resources/AlertDetector.safetensors")]),
         // Seeded alert sounds, backgrounds and scenes in simulated rooms: training, tests, demos.
-        .target(name: "EarshotSynthesis", dependencies: ["EarshotCore", "EarshotDSP", "EarshotRoom", "EarshotAlerts"]),
+        .target(name: "EarshotSynthesis", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotRoom", "EarshotAlerts"]),
         // The hearing-aid path: detector, suppressor with alert separation, output guard.
         .target(name: "EarshotHearingAid", dependencies: ["EarshotCore", "EarshotDSP", "EarshotAlerts", "EarshotEnhance", "EarshotAudiometry"]),
         .target(

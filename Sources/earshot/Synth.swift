@@ -96,37 +96,7 @@ struct SynthScene: ParsableCommand {
 
     private func gather() throws -> SceneMaterial {
         var random = SeededRandom(seed: seed &+ 7)
-        var material = SceneMaterial()
-        let files = FileManager.default
-        func load(_ path: String) throws -> [Float] {
-            let (info, buffer) = try AudioFile.read(path: path)
-            return try Resampler.resample([buffer.toArrays()[0]], from: info.sampleRate, to: rate)[0]
-        }
-        let fsdd = (data as NSString).appendingPathComponent("speech/fsdd")
-        // Takes 0–4 of every digit and speaker are the dataset's own test split: evaluation only.
-        func isTestTake(_ name: String) -> Bool {
-            Int(name.dropLast(4).split(separator: "_").last ?? "").map { $0 < 5 } ?? false
-        }
-        if let names = try? files.contentsOfDirectory(atPath: fsdd)
-            .filter({ $0.hasSuffix(".wav") && isTestTake($0) == (rooms == .evaluation) }).sorted(), !names.isEmpty {
-            for _ in 0..<40 { material.speech.append(try load((fsdd as NSString).appendingPathComponent(names.randomElement(using: &random)!))) }
-        }
-        let noiseFolder = (data as NSString).appendingPathComponent("noise")
-        for name in (try? files.contentsOfDirectory(atPath: noiseFolder).filter { $0.hasSuffix(".wav") }.sorted()) ?? [] {
-            material.noises.append((name, try load((noiseFolder as NSString).appendingPathComponent(name))))
-        }
-        // Measured responses split in two disjoint sets, so a detector can be judged in rooms
-        // (positions) it never heard: every other IoSR azimuth, and one of the two clap responses.
-        let rirFolder = (data as NSString).appendingPathComponent("rir")
-        let azimuths = ((try? files.contentsOfDirectory(atPath: (rirFolder as NSString).appendingPathComponent("iosr_room_a"))) ?? [])
-            .filter { $0.hasSuffix(".wav") }.sorted()
-        let held = rooms == .training ? 0 : 1
-        let names = [rooms == .training ? "seminar_room_clap_mono.wav" : "seminar_room_clap_binaural.wav"]
-            + azimuths.enumerated().filter { $0.offset % 2 == held }.map { "iosr_room_a/" + $0.element }
-        for name in names {
-            let path = (rirFolder as NSString).appendingPathComponent(name)
-            if files.fileExists(atPath: path) { material.rooms.append((name, try load(path))) }
-        }
+        var material = try SceneMaterial(folder: data, sampleRate: rate, rooms: rooms, random: &random)
         material.speech += espeakSentences(random: &random)
         if material.noises.isEmpty && material.speech.isEmpty {
             Terminal.note("no recordings in \(data) and no espeak-ng: the scene is synthetic backgrounds and alerts only")
@@ -164,7 +134,4 @@ struct SynthScene: ParsableCommand {
 }
 
 extension AlertClass: ExpressibleByArgument {}
-
-enum RoomSet: String, ExpressibleByArgument, CaseIterable {
-    case training, evaluation
-}
+extension RoomSet: ExpressibleByArgument {}
