@@ -53,20 +53,17 @@ public struct AnswerMessage: Decodable, Equatable, Sendable {
     public var seconds: Double? { responseSeconds.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } }
 }
 
-/// The finished test: the result with `"type":"result"`.
+/// The finished test: the result as it is stored, with `"type":"result"`.
 public struct ResultMessage: Encodable, Sendable {
-    public var type = "result"
-    public var procedure: String
-    public var transducer: String
-    public var thresholds: [ThresholdResult]
-    public var presentations: Int
-    public var reliability: Reliability
+    public var result: TestResult
 
-    public init(_ result: TestResult) {
-        procedure = result.procedure
-        transducer = result.transducer.rawValue
-        thresholds = result.thresholds
-        presentations = result.presentations
-        reliability = result.reliability
+    public init(_ result: TestResult) { self.result = result }
+
+    public func encode(to encoder: Encoder) throws {
+        try result.encode(to: encoder)
+        var c = encoder.container(keyedBy: TypeKey.self)
+        try c.encode("result", forKey: .type)
     }
+
+    private enum TypeKey: String, CodingKey { case type }
 }

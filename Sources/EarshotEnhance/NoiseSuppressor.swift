@@ -251,7 +251,7 @@ struct SuppressionStage: SpectralStage {
             (0..<spec.channelCount).map { c in
                 BandNoiseReduction(
                     centresHz: amplification.compression.channels[min(c, amplification.compression.channels.count - 1)].map(\.centreHz),
-                    binCount: binCount, binHz: spec.sampleRate / Double(2 * (binCount - 1)),
+                    binCount: binCount, binHz: spec.sampleRate / Double(amplification.frameSize),
                     hopSeconds: Double(amplification.hop) / spec.sampleRate, floor: floor,
                     levelOffsetDB: 10 * log10f(amplification.powerScale) + Float(amplification.compression.fullScaleDBSPL))
             }

@@ -30,4 +30,15 @@ import Testing
         #expect(throws: (any Error).self) { try read(#"{"id":3}"#) }
         #expect(throws: (any Error).self) { try read(#"{"response":5}"#) }
     }
+
+    @Test func theResultIsTheStoredOneWithItsType() throws {
+        let session = TestSession(procedure: HughsonWestlake(plan: try plan([1000])), transducer: .insert, seed: 4)
+        while let stimulus = session.next() {
+            try session.respond(id: stimulus.id, answer: stimulus.isCatchTrial || stimulus.tone.levelDBHL < 30 ? .notHeard : .heard(stimulus.tone.ear))
+        }
+        let shown = try json(ResultMessage(session.result))
+        #expect(Set(shown.keys) == ["type", "procedure", "transducer", "thresholds", "presentations", "reliability"])
+        #expect(shown["type"] as? String == "result" && shown["transducer"] as? String == "insert")
+        #expect(shown["presentations"] as? Int == session.result.presentations)
+    }
 }

@@ -139,7 +139,12 @@ class StealWatch:
 
     @staticmethod
     def _read():
-        fields = [int(v) for v in open("/proc/stat").readline().split()[1:]]
+        """(all CPU time, stolen time) so far; (0, 0) where the kernel does not say (no /proc)."""
+        try:
+            with open("/proc/stat") as stat:
+                fields = [int(v) for v in stat.readline().split()[1:]]
+        except OSError:
+            return 0, 0
         return sum(fields[:8]), fields[7] if len(fields) > 7 else 0
 
     def _run(self):
