@@ -164,10 +164,14 @@ eval-soundcheck: release venv
 # Echo cancellation on echo scenes from ../shared/data (LibriSpeech talkers as near and far end,
 # measured and simulated rooms, 0–300 ms loudspeaker delay, real noise): far end only, near end
 # only, double talk, a changed echo path and 100 ppm of clock drift; against SpeexDSP's MDF with
-# its preprocessor and WebRTC's AEC3 (the livekit wheel, for evaluation only) in the same run.
+# its preprocessor and WebRTC's AEC3 (the livekit wheel, for evaluation only) in the same run;
+# the same scenes through a distorting loudspeaker of a model family the suppressor was not
+# tuned on; then the real device recordings of ../shared/data/aec/real.
 eval-capture: release venv
 	$(VENV)/bin/pip install -q livekit==1.2.1 speechmos==0.0.1.1
 	$(PYTHON) eval/capture/evaluate.py --earshot .build/release/earshot --data ../shared/data
+	$(PYTHON) eval/capture/evaluate.py --earshot .build/release/earshot --data ../shared/data --loudspeaker hard --no-agc
+	$(PYTHON) eval/capture/real_devices.py --earshot .build/release/earshot --data ../shared/data
 
 # The alert detector on real audio: clips mixed (seeded) from the training split of ../shared/data
 # with synthetic and real alerts, a development split it never trains on, a CNN trained with

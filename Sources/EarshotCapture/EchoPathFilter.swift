@@ -216,6 +216,19 @@ final class EchoPathFilter {
         }
     }
 
+    /// The echo's power per bin as the path's magnitude predicts it, Σ_p |W_p|² |X_{n−p}|²: blind
+    /// to phase, so it still follows an echo that a loudspeaker's distortion, a changing path or
+    /// the capture side's processing has made incoherent with the far end.
+    func echoPower(into out: UnsafeMutablePointer<Float>) {
+        let bins = self.bins, parts = partitions
+        out.update(repeating: 0, count: bins)
+        for p in 0..<parts {
+            let x2 = farPower + ((head + p) % parts) * bins
+            let wr = wRe + p * bins, wi = wIm + p * bins
+            for k in 0..<bins { out[k] += (wr[k] * wr[k] + wi[k] * wi[k]) * x2[k] }
+        }
+    }
+
     /// A filter that had converged and now adds echo has lost its path: it starts again.
     private func trackStaleness(micEnergy: Float, errorEnergy: Float) {
         micLevel = 0.7 * micLevel + 0.3 * micEnergy

@@ -92,7 +92,9 @@ import Testing
     @Test func suppressesDeeperWhileTheFarEndPlaysAloneAndKeepsTheNearEndInDoubleTalk() throws {
         let far = talker(seconds: 12, seed: 1)
         let start = Int(8 * rate)
-        // The near end talks from 8 s on, its syllables between the far end's.
+        // The near end talks from 8 s on, its syllables between the far end's. The suppressor's
+        // gains move over about 50 ms, so a syllable's onset right after the far end's loses a
+        // little: up to 3 dB of level is allowed, and the distortion is held to −8 dB.
         let talk = talker(seconds: 12, seed: 5)
         let near = far.indices.map { $0 >= start ? talk[$0 - Int(0.2 * rate)] : 0 }
         let mic = zip(zip(echo(of: far), near).map { $0 + $1 }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
@@ -106,8 +108,52 @@ import Testing
         let difference = zip(kept, near[both]).map { $0 - $1 }
         let error = 20 * log10(rms(difference[...]) / rms(near[both]))
         #expect(reduction > 20, "ERLE \(reduction) dB with the far end alone")
-        #expect(abs(loss) < 2, "the near end's level changed by \(loss) dB in double talk")
+        #expect(abs(loss) < 3, "the near end's level changed by \(loss) dB in double talk")
         #expect(error < -8, "what is left of the echo and the near end's distortion: \(error) dB")
+    }
+
+    /// The far end through a small loudspeaker driven into saturation: tanh of three times the
+    /// signal, then a cabinet resonance (a two-pole filter at about 1 kHz), then the room.
+    func distortedEcho(of far: [Float]) -> [Float] {
+        let peak = far.map(abs).max() ?? 1
+        var y1: Float = 0, y2: Float = 0
+        let r: Float = 0.95, c = Float(2 * cos(2 * Double.pi * 1000 / rate))
+        let driven = far.map { x -> Float in
+            let u = tanh(3 * x / peak) * peak
+            let y = u + 0.3 * (c * r * y1 - r * r * y2)
+            y2 = y1; y1 = y
+            return y
+        }
+        return echo(of: driven)
+    }
+
+    @Test func suppressesTheEchoALinearFilterCannotModel() throws {
+        let far = talker(seconds: 10, seed: 1)
+        let mic = zip(distortedEcho(of: far), noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let filterAlone = EchoCanceller(floorDB: 0), canceller = EchoCanceller()
+        let last = (far.count - 4 * Int(rate))..<(far.count - Int(0.01 * rate))
+        let linear = erle(mic, try cancel(mic: mic, far: far, canceller: filterAlone), last, latency: filterAlone.latencySamples)
+        let suppressed = erle(mic, try cancel(mic: mic, far: far, canceller: canceller), last, latency: canceller.latencySamples)
+        #expect(linear < 20, "the scene should defeat a linear filter: \(linear) dB")
+        #expect(suppressed > linear + 10, "with the suppressor \(suppressed) dB, the filter alone \(linear) dB")
+    }
+
+    @Test func neverComesOutLouderThanTheMicrophone() throws {
+        // The loudspeaker falls silent at 6 s while the far end goes on: the learnt path now
+        // predicts an echo that is not there, and the filter's output alone would add it.
+        let far = talker(seconds: 10, seed: 1)
+        let silent = Int(6 * rate)
+        let heard = echo(of: far).enumerated().map { $0.offset < silent ? $0.element : 0 }
+        let mic = zip(heard, noise(count: far.count, seed: 2, amplitude: 0.003)).map { $0 + $1 }
+        for canceller in [EchoCanceller(), EchoCanceller(floorDB: 0)] {
+            let out = try cancel(mic: mic, far: far, canceller: canceller)
+            let latency = canceller.latencySamples, window = Int(0.5 * rate)
+            var worst = -Double.infinity
+            for start in stride(from: 0, to: mic.count - window - latency, by: window / 2) {
+                worst = max(worst, -erle(mic, out, start..<(start + window), latency: latency))
+            }
+            #expect(worst < 0.5, "a half second came out \(worst) dB louder than the microphone (floor \(canceller.floorDB) dB)")
+        }
     }
 
     @Test func learnsTheEchoPathItselfAndFollowsItWhenItChanges() throws {
