@@ -35,9 +35,9 @@ public final class EchoCanceller: AudioProcessor {
     public static let frameSeconds = 0.005
     /// The powers the suppressor compares are smoothed over about 50 ms, and so are its gains:
     /// a gain that jumps from frame to frame lets the near end through with a warble. (Chosen on
-    /// the nonlinear and linear echo scenes of training speakers, `evaluate.py --split train`:
-    /// with 0.6 and gains that fell at once, double-talk degradation MOS 2.46 and 3.55 against
-    /// 3.25 and 3.77, and 2–4 dB less echo taken.)
+    /// the soft-loudspeaker and linear echo scenes of training speakers, `evaluate.py --split
+    /// train`, with a numpy model of this suppressor: with 0.6 and gains that fell at once,
+    /// double-talk degradation MOS 2.46 and 3.55 against 3.25 and 3.77, and 2–4 dB less echo taken.)
     static let powerSmoothing: Float = 0.9
     static let gainSmoothing: Float = 0.9
     /// Added to every smoothed power so that none decays into subnormal numbers, which the CPU
@@ -51,7 +51,7 @@ public final class EchoCanceller: AudioProcessor {
     /// Nor is it learnt where the output stands more than this many times over the residual
     /// last estimated: the near end talks there, however loud the echo under it. (Without this,
     /// in double talk over a loud linear echo the share swelled to the near end's level: on
-    /// `make eval-capture`'s scenes double-talk PESQ 1.53, against 2.0 with it.)
+    /// `make eval-capture`'s linear scenes double-talk PESQ 1.53, against 1.91 with it.)
     static let learnsUnder: Float = 4
     /// The coherence of the echo estimate and the microphone is smoothed over about 50 ms.
     static let coherenceSmoothing: Float = 0.9
