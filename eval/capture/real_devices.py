@@ -68,7 +68,8 @@ def main():
             echo_mos, deg_mos = aecmos(far, mic, out, 0, len(mic), talk)
             worst = worst_window(mic, out)
             rows[key].append((talk, e, worst, echo_mos, deg_mos))
-            print(f"| {name[:28]} | {talk} | {label} | {e:.1f} | {worst:+.1f} | {echo_mos:.2f} | {deg_mos:.2f} |", flush=True)
+            short = name if name == "realworld_test" else name.split("_")[0][:8] + (" +move" if "movement" in name else "")
+            print(f"| {short} | {talk} | {label} | {e:.1f} | {worst:+.1f} | {echo_mos:.2f} | {deg_mos:.2f} |", flush=True)
     print("\n| system | median ERLE, single talk | worst 0.5 s, any | AECMOS echo, single talk | AECMOS echo / degradation, double talk |")
     print("|---|---|---|---|---|")
     for key in chosen:
