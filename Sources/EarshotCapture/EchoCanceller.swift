@@ -40,8 +40,9 @@ public final class EchoCanceller: AudioProcessor {
     /// double-talk degradation MOS 2.46 and 3.55 against 3.25 and 3.77, and 2–4 dB less echo taken.)
     static let powerSmoothing: Float = 0.9
     static let gainSmoothing: Float = 0.9
-    /// Added to every smoothed power so that none decays into subnormal numbers, which the CPU
-    /// handles many times slower (a power 200 dB under full scale).
+    /// Added to every smoothed power (200 dB under full scale): powers and the averages made of
+    /// them stay above zero, so their ratios need no guard, and none decays into subnormal
+    /// numbers, which the CPU handles many times slower.
     static let tiny: Float = 1e-20
     /// A bin is mostly echo, and its residual is learnt from, while the microphone holds under
     /// this many times the filter's echo estimate there.
@@ -153,7 +154,7 @@ public final class EchoCanceller: AudioProcessor {
             micPower[k] = 0; pathNow[k] = 0; pathPower[k] = 0
             // Until measured, all of the echo estimate is taken to be left (share 1) and nothing
             // of the path's power; every bin may learn.
-            outOnPath[k] = 0; pathOnPath[k] = 1e-20; outOnEcho[k] = 1e-20; echoOnEcho[k] = 1e-20
+            outOnPath[k] = 0; pathOnPath[k] = Self.tiny; outOnEcho[k] = Self.tiny; echoOnEcho[k] = Self.tiny
             residual[k] = .greatestFiniteMagnitude
         }
         for i in syd.indices { syd[i] = 0 }
@@ -244,10 +245,10 @@ public final class EchoCanceller: AudioProcessor {
             && bandEcho > Self.leastEchoShare * bandMic
         let over = Float(pow(10, overestimateDB / 10)), floor = Float(pow(10, floorDB / 20))
         for k in 0..<bins {
-            let pathShare = outOnPath[k] / (pathOnPath[k] + 1e-30)
-            let echoShare = min(1, outOnEcho[k] / (echoOnEcho[k] + 1e-30))
+            let pathShare = outOnPath[k] / pathOnPath[k]
+            let echoShare = min(1, outOnEcho[k] / echoOnEcho[k])
             residual[k] = max(pathShare * pathPower[k], echoShare * echoPower[k])
-            let wiener = max(0, 1 - over * residual[k] / (errorPower[k] + 1e-20))
+            let wiener = max(0, 1 - over * residual[k] / errorPower[k])
             let coherent = echoOnly ? pow(1 - echoCoherence(k), Self.echoOnlyExponent) : 1
             let target = max(floor, min(wiener, coherent))
             gains[k] = Self.gainSmoothing * gains[k] + (1 - Self.gainSmoothing) * target

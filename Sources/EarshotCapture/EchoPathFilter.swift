@@ -222,7 +222,8 @@ final class EchoPathFilter {
     func echoPower(into out: UnsafeMutablePointer<Float>) {
         let bins = self.bins, parts = partitions
         out.update(repeating: 0, count: bins)
-        for p in 0..<parts {
+        // A narrowed filter holds nothing outside its span.
+        for p in spanStart >= 0 ? spanStart..<(spanStart + narrowsTo) : 0..<parts {
             let x2 = farPower + ((head + p) % parts) * bins
             let wr = wRe + p * bins, wi = wIm + p * bins
             for k in 0..<bins { out[k] += (wr[k] * wr[k] + wi[k] * wi[k]) * x2[k] }

@@ -29,7 +29,10 @@ def recordings(folder):
     for mic_path in sorted(glob.glob(os.path.join(folder, "*_mic.flac"))):
         name = os.path.basename(mic_path)[:-len("_mic.flac")]
         mic, r1 = sf.read(mic_path)
-        far, r2 = sf.read(mic_path.replace("_mic.flac", "_lpb.flac"))
+        far_path = mic_path.replace("_mic.flac", "_lpb.flac")
+        if not os.path.exists(far_path):
+            raise SystemExit(f"{name}: no far-end recording {os.path.basename(far_path)} beside its microphone")
+        far, r2 = sf.read(far_path)
         if r1 != RATE or r2 != RATE:
             raise SystemExit(f"{name}: expected {RATE} Hz recordings")
         far = np.concatenate([far, np.zeros(max(0, len(mic) - len(far)))])[:len(mic)]
