@@ -11,7 +11,7 @@ SUDO        := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VENV        := .venv
 PYTHON      := $(VENV)/bin/python
 
-.PHONY: all deps live-deps test-build test-fast test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture train train-enhance train-sounds espeak fixtures venv clean
+.PHONY: all deps live-deps test-build test-fast test-live build release demo test bench bench-room bench-audiometry eval eval-enhance eval-detect eval-sounds eval-amplify eval-soundcheck eval-capture train train-enhance train-sounds train-pauses espeak fixtures venv clean
 
 all: build
 
@@ -160,6 +160,7 @@ eval-soundcheck: release venv
 	  --noises held-out --rooms held-out --rates 16000,48000 --earshot .build/release/earshot --out $(SOUNDCHECK_DATA)/held-out
 	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/tuning
 	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/held-out
+	$(PYTHON) eval/soundcheck/snr.py --earshot .build/release/earshot --data ../shared/data
 
 # Echo cancellation on echo scenes from ../shared/data (LibriSpeech talkers as near and far end,
 # measured and simulated rooms, 0–300 ms loudspeaker delay, real noise): far end only, near end
@@ -285,6 +286,11 @@ train-enhance: venv
 train-sounds: release venv
 	$(VENV)/bin/pip install -q -r requirements-train.txt
 	$(PYTHON) training/train_sounds.py --data ../shared/data --sources 3000 --epochs 30
+
+# The sound check's pause detector, which finds the noise between words (training/train_pauses.py).
+train-pauses: venv
+	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(PYTHON) training/train_pauses.py --data ../shared/data
 
 espeak:
 	@command -v espeak-ng >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq espeak-ng >/dev/null; }

@@ -58,7 +58,9 @@ let package = Package(
             resources: [.copy("Resources/Suppressor.safetensors")]),
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         // Capture modes and the sound check.
-        .target(name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"]),
+        .target(
+            name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"],
+            resources: [.copy("Resources/PauseDetector.safetensors")]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
         .target(
             name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts"],
@@ -120,7 +122,9 @@ let package = Package(
         .testTarget(name: "EarshotSoundsTests", dependencies: ["EarshotTestSupport", "EarshotSounds", "EarshotAlerts"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),
-        .testTarget(name: "EarshotCaptureTests", dependencies: ["EarshotTestSupport", "EarshotCapture", "EarshotCore", "EarshotDSP"]),
+        .testTarget(
+            name: "EarshotCaptureTests", dependencies: ["EarshotTestSupport", "EarshotCapture", "EarshotCore", "EarshotDSP"],
+            resources: [.copy("Fixtures")]),
         .testTarget(
             name: "EarshotEnhanceTests", dependencies: ["EarshotTestSupport", "EarshotEnhance", "EarshotIO", "EarshotDSP"],
             resources: [.copy("Fixtures")]),

@@ -51,8 +51,8 @@ public struct SoundCheck {
         /// RT60 at or above which the room blurs consonants at a microphone's speaking distance
         /// (ANSI/ASA S12.60 allows 0.6 s in an empty classroom, for a listener in the room).
         public static let mostRT60Seconds = 0.5
-        /// Under this SNR (noisy) the room tone fills the decays and the RT60 estimate reads
-        /// long: it is reported, but the noise is the problem to fix first.
+        /// Under this SNR over the steady room tone, the room tone fills the decays and the RT60
+        /// estimate reads long: it is reported, but the noise is the problem to fix first.
         public static let leastSNRForRT60DB = 20.0
         public static let mostDCOffset = 0.01
         public static let mostDropouts = 0
@@ -80,31 +80,36 @@ public struct SoundCheck {
 
         let frames = PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01)
         let roomTone = roomToneSeconds > 0 ? 0..<Int(roomToneSeconds / frames.hopSeconds) : nil
-        let activity = SpeechActivity(frames, roomTone: roomTone)
+        // The pause detector and the echo's whitening predictor (24 coefficients) hear at 16 kHz;
+        // at a higher rate the same order whitens too little of speech's band, and dropouts read as echoes.
+        let narrow = try Resampler.resample([centred], from: sampleRate, to: PauseDetector.sampleRate)[0]
+        let echo = sampleRate > EchoMeasure.rate ? EchoMeasure(narrow, sampleRate: EchoMeasure.rate) : EchoMeasure(centred, sampleRate: sampleRate)
+        // Beside an echo the pauses hold the talker's own copy, not noise: the room tone is read
+        // under it there, as a low percentile.
+        let pauses = roomTone == nil && echo.delaySeconds == nil ? try PauseDetector.bundled().pauses(in: narrow) : nil
+        let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses)
         let balance = SpectrumBalance(frames, activity: activity)
         let clipping = ClippingMeasure(signal, sampleRate: sampleRate)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
         let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
                              pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
         let reverberation = ReverberationMeasure(frames)
-        // The echo's whitening predictor (24 coefficients) fits speech's band at 16 kHz; at a
-        // higher rate the same order whitens too little of it, and dropouts read as echoes.
-        let echo = sampleRate > EchoMeasure.rate
-            ? EchoMeasure(try Resampler.resample([centred], from: sampleRate, to: EchoMeasure.rate)[0], sampleRate: EchoMeasure.rate)
-            : EchoMeasure(centred, sampleRate: sampleRate)
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
         // SNR against the broadband background: hum is reported as hum, not counted twice as
         // noise. Where there is hum, its lines and the harmonics speech hides fill the room tone
         // under 1 kHz, so that part is taken at most as dense as twice the 1–2 kHz band's.
-        var background = activity.noisePower
-        if hum.fundamentalHz != nil {
+        func background(_ spectrum: [Double]) -> Double {
+            let total = spectrum.reduce(0, +)
+            guard hum.fundamentalHz != nil else { return total }
             let split = frames.bin(ofHz: HumMeasure.highestHz), octave = frames.bin(ofHz: 2 * HumMeasure.highestHz)
-            let below = activity.noiseSpectrum[0..<split].reduce(0, +)
-            let band = activity.noiseSpectrum[split..<octave].reduce(0, +)
-            background = activity.noisePower - below + min(below, 2 * band)
+            let below = spectrum[0..<split].reduce(0, +), band = spectrum[split..<octave].reduce(0, +)
+            return total - below + min(below, 2 * band)
         }
-        let snr = activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background))
+        func snrDB(over spectrum: [Double]) -> Double {
+            activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background(spectrum)))
+        }
+        let snr = snrDB(over: activity.noiseSpectrum)
         let metrics = SoundCheckReport.Metrics(
             speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
             noiseFloorDBFS: Self.rounded(noise, 1), snrDB: Self.rounded(snr, 1),
@@ -113,7 +118,8 @@ public struct SoundCheck {
             dcOffset: Self.rounded(dc, 5))
         let findings = Findings(
             metrics: metrics, hasSpeech: activity.speechPower > 0 && speech > -90, clipping: clipping, dropouts: dropouts,
-            hum: hum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo)
+            hum: hum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo,
+            steadySNRDB: snrDB(over: activity.floorSpectrum))
         let problems = findings.problems()
         report = SoundCheckReport(verdict: problems.isEmpty ? .good : .fix, metrics: metrics, problems: problems)
 
@@ -164,6 +170,8 @@ struct Findings {
     let hum: HumMeasure
     let highFrequencyBalanceDB: Double?
     let echo: EchoMeasure
+    /// Speech over the steady room tone alone: what fills a room's decays (bursts do not).
+    let steadySNRDB: Double
 
     typealias T = SoundCheck.Threshold
 
@@ -217,7 +225,7 @@ struct Findings {
                 "Wear headphones or turn the loudspeakers down, and turn on echo cancellation (earshot capture --mode voice-isolation).")
         }
         // An echo's delayed copy reads as a slow decay: the echo is the finding then.
-        if let rt60 = m.rt60Seconds, rt60 >= T.mostRT60Seconds, m.snrDB >= T.leastSNRForRT60DB, echo.delaySeconds == nil {
+        if let rt60 = m.rt60Seconds, rt60 >= T.mostRT60Seconds, steadySNRDB >= T.leastSNRForRT60DB, echo.delaySeconds == nil {
             add(.reverberant, rt60, T.mostRT60Seconds,
                 "The room rings for about \(String(format: "%.2f", rt60)) s (RT60); from \(String(format: "%.1f", T.mostRT60Seconds)) s on it blurs the consonants.",
                 "Move closer to the microphone, or record in a smaller room with soft furnishings — curtains, carpet, a sofa — rather than bare walls.")

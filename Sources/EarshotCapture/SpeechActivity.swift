@@ -2,14 +2,19 @@ import Foundation
 
 /// Where the speech is, how loud it is and how loud the room is under it.
 ///
-/// The room tone is either given (a live check records it first) or found, bin by bin, in the
-/// recording's quietest moments (digital silence left out). Speech power per frame is what stands above the
-/// room tone; the active speech level follows ITU-T P.56's idea — the mean over frames within
-/// 15.9 dB of that mean, found by iteration — so pauses do not dilute it.
+/// The room tone is given (a live check records it first), or the mean over the talker's pauses
+/// (`PauseDetector`: bursts of noise between the words count, as a listener hears them), or,
+/// where too few pauses are found, each bin's low percentile over the recording (digital
+/// silence left out). Speech power per frame is what stands above the room tone; the active
+/// speech level follows ITU-T P.56's idea — the mean over frames within 15.9 dB of that mean,
+/// found by iteration — so pauses do not dilute it.
 struct SpeechActivity {
     /// The room tone's power per bin, and in all.
     let noiseSpectrum: [Double]
     let noisePower: Double
+    /// Its steady part per bin: the low percentile (or the given room tone), which is what fills
+    /// a room's decays; bursts between the words lie above it.
+    let floorSpectrum: [Double]
     /// Frames that carry speech.
     let active: [Bool]
     /// The active speech level (mean square, noise removed).
@@ -59,36 +64,60 @@ struct SpeechActivity {
         return spread > tailSpreadDB ? quieter : quiet
     }
 
-    init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil) {
+    /// Pauses are needed over at least this long for their mean to be the noise's.
+    static let leastPauseSeconds = 0.3
+
+    /// `pauses`: whether each 10 ms frame from the recording's start is a pause of the talker.
+    init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: [Bool]? = nil) {
         let count = spectrogram.frames.count
         let totals = (0..<count).map { spectrogram.power($0) }
+        let quiet: [Int]
         if let roomTone, !roomTone.isEmpty {
-            let quiet = roomTone.clamped(to: 0..<count)
+            quiet = Array(roomTone.clamped(to: 0..<count))
+        } else if let pauses, !pauses.isEmpty {
+            // The pauses are counted in 10 ms frames from the start, as the spectrogram's are.
+            let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
+            quiet = (0..<count).filter { t in totals[t] > 1e-12 && pauses[min(pauses.count - 1, Int((Double(t) * scale).rounded()))] }
+        } else {
+            quiet = []
+        }
+        let floor = roomTone == nil ? Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 }) : nil
+        if !quiet.isEmpty, roomTone != nil || Double(quiet.count) * spectrogram.hopSeconds >= Self.leastPauseSeconds {
             var noise = [Double](repeating: 0, count: spectrogram.binCount)
             for t in quiet {
                 for k in noise.indices { noise[k] += spectrogram.frames[t][k] }
             }
-            noiseSpectrum = noise.map { $0 / Double(max(1, quiet.count)) }
+            noiseSpectrum = noise.map { $0 / Double(quiet.count) }
         } else {
-            noiseSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 })
+            noiseSpectrum = floor ?? []
         }
         let noiseTotal = noiseSpectrum.reduce(0, +)
         noisePower = noiseTotal
+        floorSpectrum = floor ?? noiseSpectrum
 
         let excess = totals.map { max(0, $0 - noiseTotal) }
-        var level = excess.reduce(0, +) / Double(max(1, count))
-        var speech = [Bool](repeating: false, count: count)
+        let level = Self.activeLevel(excess)
+        active = excess.map { $0 > level * pow(10, -Self.activeMarginDB / 10) && $0 > 0 }
+        speechPower = level
+    }
+
+    /// The active level of frame powers (noise removed): the mean over the frames within
+    /// `activeMarginDB` of that mean, found by iteration; 0 where nothing is active.
+    static func activeLevel(_ excess: [Double]) -> Double {
+        var level = excess.reduce(0, +) / Double(max(1, excess.count))
         for _ in 0..<20 {
-            let threshold = level * pow(10, -Self.activeMarginDB / 10)
-            speech = excess.map { $0 > threshold && $0 > 0 }
-            let n = speech.filter { $0 }.count
-            guard n > 0 else { break }
-            let next = zip(excess, speech).reduce(0) { $0 + ($1.1 ? $1.0 : 0) } / Double(n)
-            if abs(next - level) <= 1e-6 * level { level = next; break }
+            let threshold = level * pow(10, -activeMarginDB / 10)
+            var sum = 0.0, n = 0
+            for power in excess where power > threshold && power > 0 {
+                sum += power
+                n += 1
+            }
+            guard n > 0 else { return 0 }
+            let next = sum / Double(n)
+            if abs(next - level) <= 1e-6 * level { return next }
             level = next
         }
-        active = speech
-        speechPower = speech.contains(true) ? level : 0
+        return level
     }
 
     /// Mean power per bin over the speech frames (room tone included); with `trimmedShare`, each

@@ -1,0 +1,141 @@
+import EarshotCore
+import Foundation
+
+/// Which 10 ms frames of a recording hold no speech of the talker: the moments between words
+/// where only the noise is heard, however loud the noise is there.
+///
+/// A room tone read as a low percentile of the recording finds steady noise, but a bark, a shot,
+/// a passing car or another voice between the words lies far above that percentile, and the
+/// noise's mean with it. Reading the noise as the mean over the talker's pauses counts the
+/// bursts too, so the SNR is the one a listener hears. A frame's level alone cannot tell a pause
+/// from a word over loud noise; this small network judges it from the frame's spectrum against
+/// each band's floor, its level against the talker's active level, and the ±50–250 ms around it.
+///
+/// Trained by `training/train_pauses.py` on LibriSpeech training speakers in the tuning set's
+/// noise kinds (and tonal alerts); judged on the held-out kinds of `make eval-soundcheck`.
+/// Trained with UrbanSound8K (CC BY-NC 3.0): see the metadata `licence`.
+struct PauseDetector: Sendable {
+    /// The rate it hears at: a recording at another rate is resampled first.
+    static let sampleRate = 16_000.0
+    static let frameSeconds = 0.032, hopSeconds = 0.01
+    static let bandCount = 20
+    static let featureCount = 2 * bandCount + 5
+
+    /// (first bin, bin after the last) of each band of the 512-point frame.
+    let bandEdges: [(Int, Int)]
+    /// Each layer's weights (outputs × inputs, row-major) and biases; ReLU between, logistic out.
+    let layers: [(weights: [Float], bias: [Float])]
+    /// The probability over which a frame counts as a pause (metadata `threshold`), as a logit:
+    /// set high, so that words are rarely taken for noise in a clean recording.
+    let leastLogit: Double
+
+    static func bundled() throws -> PauseDetector { try loaded.get() }
+
+    private static let loaded: Result<PauseDetector, Error> = Result {
+        guard let url = Bundle.module.url(forResource: "PauseDetector", withExtension: "safetensors") else {
+            throw EarshotError.internalFailure("the sound check's pause detector (PauseDetector.safetensors) is missing from this build")
+        }
+        return try PauseDetector(SafeTensors(contentsOf: url))
+    }
+
+    init(_ model: SafeTensors) throws {
+        let edges = try model.tensor("band_edges", shape: [Self.bandCount, 2])
+        bandEdges = (0..<Self.bandCount).map { (Int(edges[2 * $0]), Int(edges[2 * $0 + 1])) }
+        var layers: [(weights: [Float], bias: [Float])] = []
+        var inputs = Self.featureCount
+        while let shape = model.tensors["layer\(layers.count).weight"]?.shape {
+            guard shape.count == 2, shape[1] == inputs else {
+                throw EarshotError.invalidArgument("the pause detector's layer \(layers.count) takes \(shape.last ?? 0) values, not \(inputs)")
+            }
+            layers.append((try model.tensor("layer\(layers.count).weight", shape: shape),
+                           try model.tensor("layer\(layers.count).bias", shape: [shape[0]])))
+            inputs = shape[0]
+        }
+        guard !layers.isEmpty, inputs == 1 else {
+            throw EarshotError.invalidArgument("the pause detector's model has no single output")
+        }
+        self.layers = layers
+        guard let threshold = Double(model.metadata["threshold"] ?? ""), threshold > 0, threshold < 1 else {
+            throw EarshotError.invalidArgument("the pause detector's model has no threshold between 0 and 1")
+        }
+        leastLogit = log(threshold / (1 - threshold))
+    }
+
+    /// For each 10 ms frame of `signal` (16 kHz), whether the talker pauses there; digital
+    /// silence is never a pause (it says nothing of the noise).
+    func pauses(in signal: [Float]) -> [Bool] {
+        let (features, audible) = self.features(signal)
+        return features.indices.map { audible[$0] && logit(features[$0]) > leastLogit }
+    }
+
+    /// The probability that each frame is a pause, for checking against the reference.
+    func pauseProbabilities(in signal: [Float]) -> [Double] {
+        features(signal).features.map { 1 / (1 + exp(-logit($0))) }
+    }
+
+    private func logit(_ x: [Double]) -> Double {
+        var values = x
+        for (index, layer) in layers.enumerated() {
+            let inputs = values.count
+            values = layer.bias.indices.map { o in
+                var sum = Double(layer.bias[o])
+                for i in 0..<inputs { sum += Double(layer.weights[o * inputs + i]) * values[i] }
+                return index == layers.count - 1 ? sum : max(0, sum)
+            }
+        }
+        return values[0]
+    }
+
+    /// The 45 values per frame of `training/pause_features.py`, and which frames are audible.
+    func features(_ signal: [Float]) -> (features: [[Double]], audible: [Bool]) {
+        let spectrogram = PowerSpectrogram(signal, sampleRate: Self.sampleRate, frameSeconds: Self.frameSeconds, hopSeconds: Self.hopSeconds)
+        let count = spectrogram.frames.count
+        let bands = spectrogram.frames.map { frame in bandEdges.map { a, b in frame[a..<b].reduce(0, +) } }
+        let totals = spectrogram.frames.map { $0.reduce(0, +) }
+        let audible = totals.map { $0 > 1e-12 }
+        let kept = audible.contains(true) ? audible : audible.map { _ in true }
+        let tiny = 1e-14
+
+        let smoothedBands = Self.movingMean(bands, half: 2)
+        let floors = (0..<Self.bandCount).map { j in
+            Self.quantile(smoothedBands.indices.filter { kept[$0] }.map { smoothedBands[$0][j] }, 0.1) + tiny
+        }
+        let smoothedTotals = Self.movingMean(totals.map { [$0] }, half: 2).map { $0[0] }
+        let broadband = Self.quantile(smoothedTotals.indices.filter { kept[$0] }.map { smoothedTotals[$0] }, 0.1) + tiny
+        let level = SpeechActivity.activeLevel(totals.map { max(0, $0 - broadband) }) + tiny
+
+        let over = bands.map { row in (0..<Self.bandCount).map { j in min(60, max(-10, 10 * log10((row[j] + tiny) / floors[j]))) / 10 } }
+        let relative = totals.map { min(20, max(-60, 10 * log10(($0 + tiny) / level))) / 10 }
+        let overAround = Self.movingMean(over, half: 5)
+        let relativeColumn = relative.map { [$0] }
+        let near = Self.movingMean(relativeColumn, half: 5), wide = Self.movingMean(relativeColumn, half: 25)
+        let headroom = min(80, max(0, 10 * log10(level / broadband))) / 10
+        let features = (0..<count).map { t in
+            var loudest = -Double.infinity
+            for d in -25...25 { loudest = max(loudest, relative[min(count - 1, max(0, t + d))]) }
+            return over[t] + overAround[t] + [relative[t], near[t][0], wide[t][0], loudest, headroom]
+        }
+        return (features, audible)
+    }
+
+    /// Each row averaged with its `half` neighbours either side, the ends repeated.
+    static func movingMean(_ rows: [[Double]], half: Int) -> [[Double]] {
+        guard let width = rows.first?.count else { return [] }
+        return rows.indices.map { t in
+            var sum = [Double](repeating: 0, count: width)
+            for d in -half...half {
+                let row = rows[min(rows.count - 1, max(0, t + d))]
+                for k in 0..<width { sum[k] += row[k] }
+            }
+            return sum.map { $0 / Double(2 * half + 1) }
+        }
+    }
+
+    /// numpy's default (linear) quantile.
+    static func quantile(_ values: [Double], _ q: Double) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted(), position = Double(sorted.count - 1) * q
+        let low = Int(position), high = min(sorted.count - 1, low + 1)
+        return sorted[low] + (position - Double(low)) * (sorted[high] - sorted[low])
+    }
+}

@@ -1,0 +1,86 @@
+@testable import EarshotCapture
+import EarshotCore
+import Foundation
+import Testing
+
+@Suite struct PauseDetectorTests {
+    struct Reference: Decodable {
+        let features: [[Double]]
+        let frames: [Int]
+        let pause_probability: [Double]
+    }
+
+    /// `training/train_pauses.py`'s `fixture_signal`, made alike here.
+    static func referenceSignal() -> [Float] {
+        let rate = 16_000.0
+        var state: UInt64 = 12345
+        return (0..<48_000).map { n in
+            let t = Double(n) / rate
+            state = (1_664_525 * state + 1_013_904_223) % (1 << 32)
+            let uniform = Double(state) / Double(1 << 32) - 0.5
+            var voiced = 0.0
+            for h in 1..<12 { voiced += sin(2 * .pi * 140 * Double(h) * t) / Double(h) }
+            voiced *= sin(2 * .pi * 2 * t) > 0.2 ? 1 : 0
+            return Float(0.05 * voiced + uniform * (0.05 + (abs(t - 1.3) < 0.1 ? 0.5 : 0)))
+        }
+    }
+
+    @Test func featuresAndProbabilitiesMatchTheReference() throws {
+        let url = try #require(Bundle.module.url(forResource: "pauses", withExtension: "json", subdirectory: "Fixtures"))
+        let reference = try JSONDecoder().decode(Reference.self, from: Data(contentsOf: url))
+        let signal = Self.referenceSignal()
+        let detector = try PauseDetector.bundled()
+        let (features, _) = detector.features(signal)
+        let probabilities = detector.pauseProbabilities(in: signal)
+        #expect(probabilities.count == reference.pause_probability.count)
+        for (row, t) in reference.frames.enumerated() {
+            for (k, value) in reference.features[row].enumerated() {
+                #expect(abs(features[t][k] - value) < 2e-3, "frame \(t), feature \(k): \(features[t][k]) against \(value)")
+            }
+        }
+        for (t, p) in reference.pause_probability.enumerated() {
+            #expect(abs(probabilities[t] - p) < 2e-3, "frame \(t): \(probabilities[t]) against \(p)")
+        }
+        #expect(Set(reference.pause_probability.map { $0 > 0.5 }).count == 2, "the reference signal has pauses and speech")
+    }
+
+    @Test func aModelOfAnotherShapeIsRefused() throws {
+        // A safetensors file whose first layer takes 44 values, not 45.
+        let tensors: [(String, [Int])] = [("band_edges", [20, 2]), ("layer0.weight", [4, 44]), ("layer0.bias", [4])]
+        var header: [String: Any] = [:], offset = 0
+        for (name, shape) in tensors {
+            let bytes = 4 * shape.reduce(1, *)
+            header[name] = ["dtype": "F32", "shape": shape, "data_offsets": [offset, offset + bytes]]
+            offset += bytes
+        }
+        let json = try JSONSerialization.data(withJSONObject: header)
+        var data = Data()
+        withUnsafeBytes(of: UInt64(json.count).littleEndian) { data.append(contentsOf: $0) }
+        data.append(json)
+        data.append(Data(count: offset))
+        #expect(throws: EarshotError.self) { try PauseDetector(SafeTensors(data: data)) }
+    }
+
+    /// The noise is the mean over the talker's pauses, bursts included; the low percentile
+    /// reads the quiet under the bursts instead; under 0.3 s of pauses it is the percentile.
+    @Test func theNoiseIsTheMeanOverThePauses() {
+        let rate = 16_000.0
+        var signal = whiteNoise(64_000, dbfs: -70, seed: 3)
+        let burst = whiteNoise(64_000, dbfs: -30, seed: 4)
+        for n in 0..<16_000 { signal[n] += Float(0.1 * sin(2 * .pi * 300 * Double(n) / rate)) }
+        for n in 48_000..<64_000 { signal[n] += Float(0.1 * sin(2 * .pi * 300 * Double(n) / rate)) }
+        for n in 24_000..<27_200 { signal[n] += burst[n] }  // 0.2 s in the 2 s pause
+        let frames = PowerSpectrogram(signal, sampleRate: rate, frameSeconds: 0.032, hopSeconds: 0.01)
+        let pause = (0..<frames.frames.count).map { (100..<290).contains($0) }
+        let measured = SpeechActivity(frames, pauses: pause)
+        let expected = (100..<290).map { frames.power($0) }.reduce(0, +) / 190
+        #expect(abs(10 * log10(measured.noisePower / expected)) < 0.01)
+        #expect(10 * log10(measured.noisePower) > -42, "the bursts count: \(10 * log10(measured.noisePower)) dBFS")
+        #expect(10 * log10(measured.floorSpectrum.reduce(0, +)) < -60, "the steady floor stays under the bursts")
+
+        let percentile = SpeechActivity(frames)
+        #expect(10 * log10(percentile.noisePower) < -60)
+        let tooFew = SpeechActivity(frames, pauses: (0..<frames.frames.count).map { (100..<120).contains($0) })
+        #expect(tooFew.noisePower == percentile.noisePower, "0.2 s of pauses is too little to measure")
+    }
+}

@@ -1,0 +1,196 @@
+"""The sound check's pause detector: which 10 ms frames of a recording hold no speech of the
+talker, so that the noise between words is measured as its mean, bursts included
+(Sources/EarshotCapture/PauseDetector.swift; docs/sound-check.md).
+
+A small network (45 features, 32 and 16 ReLU units, one logistic output) trained on mixtures of
+LibriSpeech *training* speakers with the noise kinds of `make eval-soundcheck`'s tuning set (the
+first 70 % of the Speech Commands backgrounds; UrbanSound8K's air conditioners, drilling and
+children playing, training recordings only) and, for tonal sounds that are not speech, the
+training split's real sirens, horns and ProtoSound alerts; SNR −5…45 dB, speech at −45…−10
+dBFS, a quarter in generated reverberant rooms. None of the held-out set's noise kinds (dogs,
+engines, jackhammers, gun shots, street music, household sounds, cries, babble), speakers or
+rooms. A frame is a pause where the talker's power is under a quarter of the noise's there, or
+40 dB under the talker's active level.
+
+UrbanSound8K is CC BY-NC 3.0: weights trained with it are for non-commercial use. `--no-urbansound`
+leaves it out.
+
+    .venv/bin/pip install -r requirements-train.txt
+    .venv/bin/python training/train_pauses.py --data ../shared/data
+"""
+import argparse
+import glob
+import json
+import os
+import sys
+
+import numpy as np
+import scipy.signal
+from safetensors.numpy import load_file, save_file
+from sklearn.neural_network import MLPClassifier
+
+sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "eval", "soundcheck"))
+import pause_features  # noqa: E402
+import realaudio  # noqa: E402
+from build_set import active_power, room, set_level  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+WEIGHTS = os.path.join(HERE, "..", "Sources", "EarshotCapture", "Resources", "PauseDetector.safetensors")
+FIXTURE = os.path.join(HERE, "..", "Tests", "EarshotCaptureTests", "Fixtures", "pauses.json")
+URBAN_KINDS = ("air_conditioner", "drilling", "children_playing")
+
+
+def noise_pools(data, bank, urban):
+    """Backgrounds, and tonal non-speech sounds, of the training split."""
+    backgrounds = list(bank.noise)
+    tonal = [x for clips in bank.alerts.values() for x in clips]
+    if urban:
+        for kind in URBAN_KINDS:
+            for p in sorted(glob.glob(os.path.join(data, "noise", "urbansound8k", kind, "*.flac"))):
+                if realaudio.urban_split(p) == "train":
+                    backgrounds.append(realaudio.load(p))
+        for kind in ("siren", "car_horn"):
+            for p in sorted(glob.glob(os.path.join(data, "alerts", "urbansound8k", kind, "*.flac"))):
+                if realaudio.urban_split(p) == "train":
+                    tonal.append(realaudio.load(p))
+    return backgrounds, tonal
+
+
+def bangs(rng, seconds=10):
+    """Knocks, slams and bangs of no real recording: decaying noise bursts at random moments,
+    some darker, some brighter, at levels 0–20 dB apart."""
+    R = realaudio.RATE
+    y, t = 1e-6 * rng.standard_normal(seconds * R), 0
+    while True:
+        t += int(rng.exponential(rng.uniform(0.3, 3)) * R)
+        if t >= len(y):
+            return y
+        length = int(rng.uniform(0.005, 0.4) * R)
+        burst = rng.standard_normal(length) * np.exp(-np.arange(length) / (length / rng.uniform(2, 6)))
+        if rng.random() < 0.5:
+            burst = np.cumsum(burst) * 0.05
+        if rng.random() < 0.5:
+            burst = np.diff(burst, prepend=0)
+        end = min(len(y), t + length)
+        y[t:end] += burst[: end - t] * 10 ** (rng.uniform(-20, 0) / 20)
+
+
+def mains_hum(rng, n):
+    R = realaudio.RATE
+    t = np.arange(n) / R
+    f0 = 50.0 if rng.random() < 0.5 else 60.0
+    return sum(rng.uniform(0.3, 1) / h * np.sin(2 * np.pi * f0 * h * t + rng.uniform(0, 6.3)) for h in range(1, int(rng.integers(2, 7))))
+
+
+def mixture(rng, bank, backgrounds, others):
+    """(features, labels) of the audible frames of one seeded mixture. The talker's signal
+    carries its room's decay and any echo of it: those are not the noise between words."""
+    R = realaudio.RATE
+    s = bank.speech[int(rng.integers(len(bank.speech)))]
+    length = int(rng.uniform(4, 12) * R)
+    if len(s) > length:
+        start = int(rng.integers(0, len(s) - length))
+        s = s[start: start + length]
+    s = s - s.mean()
+    if rng.random() < 0.5:
+        h = room(rng, rng.uniform(0.3, 2.0)) if rng.random() < 0.5 or not bank.rooms else bank.rooms[int(rng.integers(len(bank.rooms)))]
+        s = scipy.signal.fftconvolve(s, h)[: len(s)]
+    if rng.random() < 0.15:
+        delay = int(rng.uniform(0.08, 0.4) * R)
+        s[delay:] += 10 ** (-rng.uniform(3, 12) / 20) * s[:-delay].copy()
+    s = set_level(s, rng.uniform(-45, -10))
+    tone = realaudio.segment(rng, backgrounds[int(rng.integers(len(backgrounds)))], len(s))
+    tone = tone * np.sqrt(active_power(s) * 10 ** (-rng.uniform(25, 50) / 10) / (np.mean(tone ** 2) + 1e-20))
+    pool = others if others and rng.random() < 0.2 else backgrounds
+    noise = realaudio.segment(rng, pool[int(rng.integers(len(pool)))], len(s))
+    noise = noise * np.sqrt(active_power(s) / (np.mean(noise ** 2) + 1e-20) * 10 ** (-rng.uniform(-5, 45) / 10))
+    noise = noise + tone
+    if rng.random() < 0.15:
+        hum = mains_hum(rng, len(s))
+        noise = noise + hum * np.sqrt(active_power(s) * 10 ** (-rng.uniform(8, 30) / 10) / np.mean(hum ** 2))
+    f, _, audible = pause_features.features(s + noise)
+    talker = pause_features.spectrogram(s).sum(1)
+    rest = pause_features.spectrogram(noise).sum(1)
+    pause = (talker < 0.25 * rest) | (talker < pause_features.active_level(talker) * 1e-4)
+    return f[audible], pause[audible]
+
+
+def fixture_signal():
+    """A 3 s test signal both sides make alike: voiced bursts with pauses over noise (a 32-bit
+    linear congruential generator) that swells for 0.2 s."""
+    R = realaudio.RATE
+    t = np.arange(3 * R) / R
+    state, uniform = 12345, np.empty(len(t))
+    for n in range(len(t)):
+        state = (1664525 * state + 1013904223) % 2 ** 32
+        uniform[n] = state / 2 ** 32 - 0.5
+    voiced = sum(np.sin(2 * np.pi * 140 * h * t) / h for h in range(1, 12)) * (np.sin(2 * np.pi * 2 * t) > 0.2)
+    noise = uniform * (0.05 + 0.5 * (np.abs(t - 1.3) < 0.1))
+    return (0.05 * voiced + noise).astype(np.float32)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--mixtures", type=int, default=1200)
+    parser.add_argument("--frames", type=int, default=400_000, help="frames drawn from them to train on")
+    parser.add_argument("--epochs", type=int, default=30)
+    parser.add_argument("--no-urbansound", dest="urban", action="store_false",
+                        help="train without UrbanSound8K (CC BY-NC 3.0)")
+    parser.add_argument("--threshold", type=float, default=0.85,
+                        help="the probability over which a frame is a pause (chosen on the tuning set of make eval-soundcheck)")
+    parser.add_argument("--fixture-only", action="store_true", help="only write the test fixture of the shipped weights")
+    args = parser.parse_args()
+    if args.fixture_only:
+        write_fixture(load_file(WEIGHTS))
+        return
+    bank = realaudio.Bank(args.data, "train")
+    if not bank:
+        sys.exit(f"no LibriSpeech speech or noise under {args.data}")
+    backgrounds, others = noise_pools(args.data, bank, args.urban)
+    rng = np.random.default_rng(1)
+    others += [bangs(rng) for _ in range(60)]
+    parts = [mixture(rng, bank, backgrounds, others) for _ in range(args.mixtures)]
+    X = np.concatenate([f for f, _ in parts])
+    Y = np.concatenate([y for _, y in parts])
+    chosen = rng.permutation(len(X))[: args.frames]
+    print(f"{len(X)} frames from {args.mixtures} mixtures, {Y.mean():.2f} of them pauses; training on {len(chosen)}")
+    model = MLPClassifier(hidden_layer_sizes=(32, 16), alpha=1e-4, batch_size=512, max_iter=args.epochs,
+                          early_stopping=True, random_state=0)
+    model.fit(X[chosen], Y[chosen])
+    print(f"frames judged rightly: {model.score(X[chosen[:50000]], Y[chosen[:50000]]):.3f} (training), "
+          f"validation {model.best_validation_score_:.3f}")
+    tensors = {f"layer{i}.weight": np.ascontiguousarray(w.T, dtype=np.float32) for i, w in enumerate(model.coefs_)}
+    tensors |= {f"layer{i}.bias": b.astype(np.float32) for i, b in enumerate(model.intercepts_)}
+    tensors["band_edges"] = pause_features.band_edges().astype(np.float32)
+    os.makedirs(os.path.dirname(WEIGHTS), exist_ok=True)
+    save_file(tensors, WEIGHTS, metadata={
+        "features": str(pause_features.FEATURES), "threshold": str(args.threshold),
+        "licence": "trained with UrbanSound8K (CC BY-NC 3.0): non-commercial use" if args.urban else "no non-commercial data"})
+    write_fixture(tensors)
+    print(f"wrote {WEIGHTS} and {FIXTURE}")
+
+
+def pause_probability(tensors, f):
+    """The network's forward pass, as PauseDetector.swift runs it."""
+    h = f.astype(np.float64)
+    layers = sum(1 for name in tensors if name.endswith(".weight"))
+    for i in range(layers):
+        h = h @ tensors[f"layer{i}.weight"].T.astype(np.float64) + tensors[f"layer{i}.bias"]
+        h = np.maximum(h, 0) if i < layers - 1 else h
+    return 1 / (1 + np.exp(-h[:, 0]))
+
+
+def write_fixture(tensors):
+    f, _, _ = pause_features.features(fixture_signal())
+    p = pause_probability(tensors, f)
+    os.makedirs(os.path.dirname(FIXTURE), exist_ok=True)
+    with open(FIXTURE, "w") as out:
+        json.dump({"made_by": "training/train_pauses.py --fixture-only (fixture_signal, features, the shipped weights)",
+                   "features": f[::10].round(5).tolist(), "frames": list(range(0, len(f), 10)),
+                   "pause_probability": p.round(5).tolist()}, out)
+
+
+if __name__ == "__main__":
+    main()
