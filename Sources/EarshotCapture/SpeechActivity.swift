@@ -71,29 +71,29 @@ struct SpeechActivity {
     init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: [Bool]? = nil) {
         let count = spectrogram.frames.count
         let totals = (0..<count).map { spectrogram.power($0) }
-        let quiet: [Int]
-        if let roomTone, !roomTone.isEmpty {
-            quiet = Array(roomTone.clamped(to: 0..<count))
-        } else if let pauses, !pauses.isEmpty {
-            // The pauses are counted in 10 ms frames from the start, as the spectrogram's are.
-            let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
-            quiet = (0..<count).filter { t in totals[t] > 1e-12 && pauses[min(pauses.count - 1, Int((Double(t) * scale).rounded()))] }
-        } else {
-            quiet = []
-        }
-        let floor = roomTone == nil ? Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 }) : nil
-        if !quiet.isEmpty, roomTone != nil || Double(quiet.count) * spectrogram.hopSeconds >= Self.leastPauseSeconds {
+        func mean(_ chosen: [Int]) -> [Double] {
             var noise = [Double](repeating: 0, count: spectrogram.binCount)
-            for t in quiet {
+            for t in chosen {
                 for k in noise.indices { noise[k] += spectrogram.frames[t][k] }
             }
-            noiseSpectrum = noise.map { $0 / Double(quiet.count) }
+            return noise.map { $0 / Double(chosen.count) }
+        }
+        let given = roomTone.map { Array($0.clamped(to: 0..<count)) } ?? []
+        if !given.isEmpty {
+            noiseSpectrum = mean(given)
+            floorSpectrum = noiseSpectrum
         } else {
-            noiseSpectrum = floor ?? []
+            floorSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 })
+            // The pauses are counted in 10 ms frames from the start, as the spectrogram's are.
+            let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
+            let marks = pauses ?? []
+            let paused = marks.isEmpty ? [] : (0..<count).filter { t in
+                totals[t] > 1e-12 && marks[min(marks.count - 1, Int((Double(t) * scale).rounded()))]
+            }
+            noiseSpectrum = Double(paused.count) * spectrogram.hopSeconds >= Self.leastPauseSeconds ? mean(paused) : floorSpectrum
         }
         let noiseTotal = noiseSpectrum.reduce(0, +)
         noisePower = noiseTotal
-        floorSpectrum = floor ?? noiseSpectrum
 
         let excess = totals.map { max(0, $0 - noiseTotal) }
         let level = Self.activeLevel(excess)

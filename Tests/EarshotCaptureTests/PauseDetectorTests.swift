@@ -82,5 +82,6 @@ import Testing
         #expect(10 * log10(percentile.noisePower) < -60)
         let tooFew = SpeechActivity(frames, pauses: (0..<frames.frames.count).map { (100..<120).contains($0) })
         #expect(tooFew.noisePower == percentile.noisePower, "0.2 s of pauses is too little to measure")
+        #expect(SpeechActivity(frames, roomTone: 0..<0).noisePower == percentile.noisePower, "a room tone of no frames is none")
     }
 }
