@@ -89,7 +89,8 @@ public struct SoundCheck {
         let pauses = roomTone == nil && echo.delaySeconds == nil ? try PauseDetector.bundled().pauses(in: narrow) : nil
         let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses)
         let balance = SpectrumBalance(frames, activity: activity)
-        let clipping = ClippingMeasure(signal, sampleRate: sampleRate)
+        // On the centred signal: an offset would make every loud moment read as a rounded top.
+        let clipping = ClippingMeasure(centred, sampleRate: sampleRate)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
         let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
                              pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))

@@ -86,6 +86,13 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         #expect(abs(report.metrics.snrDB - 8) <= 3, "SNR \(report.metrics.snrDB)")
     }
 
+    /// Quiet speech on a large offset: every loud moment is mostly offset, which is no rounded top.
+    @Test func anOffsetIsNotClipping() throws {
+        let report = try check(plus(scaled(speech, toSpeechDBFS: -46), roomTone).map { $0 + 0.1 })
+        #expect(kinds(report).isSuperset(of: ["dc-offset", "too-quiet"]), "\(report.problems)")
+        #expect(!kinds(report).contains("clipping"), "\(report.metrics)")
+    }
+
     @Test func levelProblemsAtTheProductsThresholds() throws {
         let quiet = try check(plus(scaled(speech, toSpeechDBFS: -33), whiteNoise(speech.count, dbfs: -100, seed: 4)))
         #expect(kinds(quiet) == ["too-quiet"], "\(quiet.problems)")
