@@ -5,12 +5,13 @@ talker, so that the noise between words is measured as its mean, bursts included
 A small network (45 features, 32 and 16 ReLU units, one logistic output) trained on mixtures of
 LibriSpeech *training* speakers with the noise kinds of `make eval-soundcheck`'s tuning set (the
 first 70 % of the Speech Commands backgrounds; UrbanSound8K's air conditioners, drilling and
-children playing, training recordings only) and, for tonal sounds that are not speech, the
-training split's real sirens, horns and ProtoSound alerts; SNR −5…45 dB, speech at −45…−10
-dBFS, a quarter in generated reverberant rooms. None of the held-out set's noise kinds (dogs,
-engines, jackhammers, gun shots, street music, household sounds, cries, babble), speakers or
-rooms. A frame is a pause where the talker's power is under a quarter of the noise's there, or
-40 dB under the talker's active level.
+children playing, training recordings only) and, a fifth of the time, sounds that are not
+speech: the training split's real sirens, horns and ProtoSound alerts, and synthetic knocks and
+bangs; SNR −5…45 dB, speech at −45…−10 dBFS, half through a generated or a measured (training
+split) room, 15 % with an echo, 15 % with mains hum. None of the held-out set's noise kinds
+(dogs, engines, jackhammers, gun shots, street music, household sounds, cries, babble), speakers
+or rooms. A frame is a pause where the talker's power (its room decay and echo included) is
+under a quarter of the noise's there, or 40 dB under the talker's active level.
 
 UrbanSound8K is CC BY-NC 3.0: weights trained with it are for non-commercial use. `--no-urbansound`
 leaves it out.
@@ -42,9 +43,9 @@ URBAN_KINDS = ("air_conditioner", "drilling", "children_playing")
 
 
 def noise_pools(data, bank, urban):
-    """Backgrounds, and tonal non-speech sounds, of the training split."""
+    """Backgrounds, and real sounds that are not speech (alerts), of the training split."""
     backgrounds = list(bank.noise)
-    tonal = [x for clips in bank.alerts.values() for x in clips]
+    others = [x for clips in bank.alerts.values() for x in clips]
     if urban:
         for kind in URBAN_KINDS:
             for p in sorted(glob.glob(os.path.join(data, "noise", "urbansound8k", kind, "*.flac"))):
@@ -53,8 +54,8 @@ def noise_pools(data, bank, urban):
         for kind in ("siren", "car_horn"):
             for p in sorted(glob.glob(os.path.join(data, "alerts", "urbansound8k", kind, "*.flac"))):
                 if realaudio.urban_split(p) == "train":
-                    tonal.append(realaudio.load(p))
-    return backgrounds, tonal
+                    others.append(realaudio.load(p))
+    return backgrounds, others
 
 
 def bangs(rng, seconds=10):
@@ -133,7 +134,7 @@ def fixture_signal():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--mixtures", type=int, default=1200)
+    parser.add_argument("--mixtures", type=int, default=1500)
     parser.add_argument("--frames", type=int, default=400_000, help="frames drawn from them to train on")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--no-urbansound", dest="urban", action="store_false",
