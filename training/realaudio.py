@@ -111,6 +111,23 @@ class Bank:
         return bool(self.speech) and bool(self.noise)
 
 
+# The suppressor is judged on noise *kinds* it never hears in training: it trains on these
+# UrbanSound8K kinds (every recording of them) and is developed on the others, and on the
+# Speech Commands noise recordings, which it never trains on at all.
+SUPPRESSOR_TRAIN_URBAN = ("air_conditioner", "children_playing", "drilling", "engine_idling", "jackhammer")
+SUPPRESSOR_UNSEEN_URBAN = ("dog_bark", "gun_shot", "street_music")
+
+
+def urban_kind(data, kind):
+    """Every slice of one UrbanSound8K background kind (CC BY-NC 3.0), loud enough to hear."""
+    out = []
+    for p in sorted(glob.glob(os.path.join(data, "noise", "urbansound8k", kind, "*.flac"))):
+        x = load(p)
+        if 20 * np.log10(rms(x)) > -50:
+            out.append(x)
+    return out
+
+
 URBAN_SPLITS = ("train", "dev", "eval")
 # Slices UrbanSound8K labels as sirens that other tones drown (SOURCES.md).
 URBAN_DROWNED = ("121528-8-1-", "74364-8-1-", "159747-8-0-19.")

@@ -9,25 +9,39 @@ about 264 k weights, causal (each frame's gains from that frame and the past onl
 through the same ±4 ms impulse-response taper as at run time (a fixed linear map here), so the
 network learns the filter that is actually applied.
 
-Data, mixed afresh for every batch (seeded) from the training split of ../shared/data
-(`realaudio.Bank`: LibriSpeech speakers disjoint from the development set, the first 70 % of
-each noise recording, household sounds): read speech from one talker with pauses, tempo and
-pitch shifts; noise from the real recordings, babble of 3–8 other talkers, household events,
-music-like pieces, hum, and coloured noise with random spectral shapes and slow swells (traffic,
-ventilation, vehicles), one to three at a time; −5…20 dB SNR; measured (IoSR, alternate
-azimuths) and simulated rooms for speech and noise separately; microphone colouration and
-levels from −45 to −10 dBFS applied alike to mixture and target. The target is the speech with
-its first 50 ms of room response (direct sound and early reflections): late reverberation
-counts as noise. A twentieth of the clips are noise alone, a twentieth speech alone. With
-`--alerts`, a fifth of the clips also carry an alert (synthetic, or a real training clip:
-sirens, smoke alarms, horns, doorbells) that belongs to the target: noise reduction must never
-remove one, even when the detector has not (yet) opened the separator.
+Data, mixed afresh for every batch (seeded) from the training side of ../shared/data. The
+development side differs in kind, not only in seed: it holds noise *kinds* training never hears.
+- training (`Mixer("train")`): read speech of the LibriSpeech training speakers with pauses,
+  tempo and pitch shifts; noise from UrbanSound8K's air conditioners, children playing,
+  drilling, idling engines and jackhammers (every recording of those kinds), babble of 3–8
+  training speakers, household events (ProtoSound knocks, appliances and cries, Donate-a-Cry),
+  music (music-like pieces and `tonal_music.py`'s training seeds), hum, and coloured noise with
+  random spectral shapes and slow swells; one to three at a time;
+- development (`Mixer("dev")`): the development speakers in the Speech Commands noise
+  recordings (never trained on), UrbanSound8K's dogs, gun shots and street music, and babble of
+  development speakers (`eval/enhance/build_realset.py` builds the scored set of the same kinds).
+−5…20 dB SNR; measured (IoSR, alternate azimuths) and simulated rooms for speech and noise
+separately; microphone colouration and levels from −45 to −10 dBFS applied alike to mixture and
+target. The target is the speech with its first 50 ms of room response (direct sound and early
+reflections): late reverberation counts as noise. A twentieth of the clips are noise alone, a
+twentieth speech alone. A fifth of the clips also carry an alert that belongs to the target
+(the split's real ProtoSound alerts, UrbanSound8K's training sirens and horns, and with
+`--alerts` synthetic ones): noise reduction must never remove one, even before the detector has
+opened the separator. `--no-urbansound` leaves UrbanSound8K (CC BY-NC 3.0) out; weights trained
+with it carry that licence in their metadata (`licence`).
 
-Loss: the compressed spectral magnitude error (|·|^0.3, Lee et al.) of the gained noisy
-spectrum against the target's, per clip normalised by its mixture level.
+Loss: the compressed spectral error (|·|^0.3) of the gained noisy spectrum against the target's,
+0.7 on magnitudes and 0.3 on complex values, per clip normalised by its mixture level.
 
-Writes Sources/EarshotEnhance/Resources/Suppressor.safetensors (input normalisation folded into
-the first layer; the shape and STFT in the metadata) and the Swift parity fixture.
+Schedule: a fixed number of steps (`--steps`) with a cosine learning rate, checkpointed every 100
+steps; `--minutes` stops a run early and `--resume` goes on from the checkpoint, so training
+accumulates over runs. The weights judged on the development side, kept and exported are an
+exponential average of the trained ones.
+
+Writes the best weights so far (input normalisation folded into the first layer; the shape and
+STFT in the metadata) and their Swift parity fixture to training/data/, or where `--weights` and
+`--fixture` say (Sources/EarshotEnhance/Resources/Suppressor.safetensors and
+Tests/EarshotEnhanceTests/Fixtures/suppressor_parity.json ship them).
 """
 import argparse
 import json
@@ -44,6 +58,7 @@ import torch.nn as nn
 
 sys.path.insert(0, os.path.dirname(__file__))
 import realaudio as ra  # noqa: E402
+import tonal_music  # noqa: E402
 
 RATE = 16_000
 FRAME, HOP = 512, 64
@@ -121,6 +136,17 @@ def coloured_noise(rng, n):
     return x
 
 
+def looped(rng, x, n):
+    """n samples of a recording from a random point, repeated (with a 10 ms cross-fade) when it
+    is shorter: UrbanSound8K slices last at most 4 s."""
+    if len(x) >= n:
+        return ra.segment(rng, x, n)
+    fade = np.minimum(1, np.minimum(np.arange(len(x)), np.arange(len(x))[::-1]) / (0.01 * RATE))
+    tiled = np.tile(x * fade, n // len(x) + 2)
+    start = int(rng.integers(len(x)))
+    return tiled[start:start + n].copy()
+
+
 def hum(rng, n):
     t = np.arange(n) / RATE
     f0 = rng.choice([50.0, 60.0, rng.uniform(80, 400)])
@@ -129,29 +155,55 @@ def hum(rng, n):
 
 
 class Mixer:
-    def __init__(self, data, split, music_pieces, alerts=None):
+    """Noisy/target clips of one side. The training side mixes only the training noise kinds;
+    the development side only kinds training never hears (the Speech Commands noise recordings,
+    UrbanSound8K's dogs, gun shots and street music, babble of the development speakers), in the
+    development rooms, so the development loss measures a new noise, not a remembered one."""
+
+    def __init__(self, data, split, music_pieces, alerts=None, urban=True):
         self.bank = ra.Bank(data, split)
-        self.alerts = []
-        if alerts:
-            for c in ra.ALERTS:
-                files = sorted(pathlib.Path(alerts).glob(f"{c}_*.wav"))[:100]
-                self.alerts += [ra.trim(ra.load(str(f))) for f in files] + self.bank.alerts[c]
         if not self.bank:
             raise SystemExit(f"{data}: shared recordings not found (expected speech/librispeech and noise)")
+        # Alerts belong to the target: noise reduction must never remove one, even before the
+        # detector has opened the separator. The real ones of this side (ProtoSound, and the
+        # UrbanSound8K sirens and horns of its recordings), and synthetic ones when given.
+        self.alerts = []
+        if split == "train":
+            self.alerts = [x for c in ra.ALERTS for x in self.bank.alerts[c]]
+            if urban:
+                street = ra.UrbanBank(data, "train")
+                self.alerts += [x for _, x in street.sirens + street.horns]
+            if alerts:
+                for c in ra.ALERTS:
+                    self.alerts += [ra.trim(ra.load(str(f))) for f in sorted(pathlib.Path(alerts).glob(f"{c}_*.wav"))[:100]]
         rng = np.random.default_rng(7 if split == "train" else 8)
-        self.music = [ra.music(rng, 8) for _ in range(music_pieces)]
+        if split == "train":
+            self.recordings = [x for kind in ra.SUPPRESSOR_TRAIN_URBAN for x in ra.urban_kind(data, kind)] if urban else []
+            self.music = [ra.music(rng, 8) for _ in range(music_pieces // 2)]
+            self.music += [tonal_music.piece(np.random.default_rng(tonal_music.TRAIN_SEEDS + 500 + i), 8)
+                           for i in range(music_pieces - music_pieces // 2)]
+            kinds = {"recording": 0.25, "babble": 0.17, "events": 0.12, "music": 0.1, "coloured": 0.3, "hum": 0.06}
+            if not self.recordings:
+                del kinds["recording"]
+        else:
+            self.recordings = [ra.load(str(p)) for p in sorted(pathlib.Path(data, "noise").glob("*.wav"))]
+            self.recordings += [x for kind in ("dog_bark", "gun_shot") for x in ra.urban_kind(data, kind)]
+            self.music = ra.urban_kind(data, "street_music")
+            kinds = {"recording": 0.5, "babble": 0.25, "music": 0.25}
+        total = sum(kinds.values())
+        self.kinds, self.weights = list(kinds), [w / total for w in kinds.values()]
 
     def noise(self, rng, n):
         b = self.bank
-        kind = rng.choice(["recording", "babble", "events", "music", "coloured", "hum"], p=[0.3, 0.2, 0.1, 0.08, 0.27, 0.05])
+        kind = rng.choice(self.kinds, p=self.weights)
         if kind == "recording":
-            x = ra.segment(rng, b.noise[int(rng.integers(len(b.noise)))], n)
+            x = looped(rng, self.recordings[int(rng.integers(len(self.recordings)))], n)
         elif kind == "babble":
             x = ra.speech_track(rng, b, n, talkers=int(rng.integers(3, 9)))
         elif kind == "events":
             x = ra.events_track(rng, b, n) + 0.05 * coloured_noise(rng, n)
         elif kind == "music":
-            x = ra.segment(rng, self.music[int(rng.integers(len(self.music)))], n)
+            x = looped(rng, self.music[int(rng.integers(len(self.music)))], n)
         elif kind == "coloured":
             x = coloured_noise(rng, n)
         else:
@@ -211,13 +263,18 @@ class Mixer:
 # --- training -----------------------------------------------------------------------------
 
 def loss_fn(model, taper, noisy, target):
+    """The compressed spectral error (|·|^0.3) of the gained noisy spectrum against the target's,
+    0.7 on magnitudes and 0.3 on the complex values: the complex part counts the noisy phase a
+    gain lets through, so a bin the noise dominates costs more than its magnitude error says."""
     y, s = spectra(noisy), spectra(target)
     power = y.real ** 2 + y.imag ** 2
     gains = (model(features(power)) @ taper).clamp(0, 1)
     scale = noisy.pow(2).mean(dim=1).add(1e-12).sqrt().view(-1, 1, 1) * math.sqrt(WINDOW_ENERGY)
-    estimate = (gains * y.abs() / scale + 1e-9) ** 0.3
-    reference = (s.abs() / scale + 1e-9) ** 0.3
-    return (estimate - reference).pow(2).mean()
+    magnitude_y, magnitude_s = y.abs() / scale + 1e-9, s.abs() / scale + 1e-9
+    estimate, reference = (gains * magnitude_y) ** 0.3, magnitude_s ** 0.3
+    phase_y, phase_s = y / (y.abs() + 1e-12), s / (s.abs() + 1e-12)
+    complex_error = (estimate * phase_y - reference * phase_s).abs().pow(2)
+    return 0.7 * (estimate - reference).pow(2).mean() + 0.3 * complex_error.mean()
 
 
 def export(model, path, metadata):
@@ -231,6 +288,21 @@ def export(model, path, metadata):
             tensors.update({f"{name}.weight_ih": g.weight_ih_l0, f"{name}.weight_hh": g.weight_hh_l0,
                             f"{name}.bias_ih": g.bias_ih_l0, f"{name}.bias_hh": g.bias_hh_l0})
         save_file({k: v.detach().contiguous().float() for k, v in tensors.items()}, path, metadata=metadata)
+
+
+def load_weights(path):
+    """A model from exported weights (their input normalisation stays folded into the first layer)."""
+    from safetensors.torch import load_file
+    tensors, model = load_file(path), Suppressor()
+    with torch.no_grad():
+        for name in ("input", "output"):
+            getattr(model, name).weight.copy_(tensors[f"{name}.weight"])
+            getattr(model, name).bias.copy_(tensors[f"{name}.bias"])
+        for name in ("gru1", "gru2"):
+            g = getattr(model, name)
+            for part in ("weight_ih", "weight_hh", "bias_ih", "bias_hh"):
+                getattr(g, f"{part}_l0").copy_(tensors[f"{name}.{part}"])
+    return model
 
 
 def write_fixture(model, path):
@@ -255,64 +327,84 @@ def write_fixture(model, path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--minutes", type=float, default=45, help="training time budget")
+    parser.add_argument("--steps", type=int, default=12000, help="total optimiser steps (the learning-rate schedule's length)")
+    parser.add_argument("--minutes", type=float, default=float("inf"), help="stop this run after this long (resume later)")
     parser.add_argument("--batch", type=int, default=24)
     parser.add_argument("--seconds", type=float, default=3.0)
     parser.add_argument("--lr", type=float, default=1.5e-3)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--checkpoint", default="training/data/suppressor.pt")
-    parser.add_argument("--resume", action="store_true")
-    parser.add_argument("--alerts", help="folder of cached synthetic alerts (make_realset.py's synth folder) to keep in the target")
-    parser.add_argument("--export-only", action="store_true", help="export the checkpoint's model without training")
-    parser.add_argument("--weights", default="Sources/EarshotEnhance/Resources/Suppressor.safetensors")
-    parser.add_argument("--fixture", default="Tests/EarshotEnhanceTests/Fixtures/suppressor_parity.json")
+    parser.add_argument("--resume", action="store_true", help="go on from the checkpoint's step")
+    parser.add_argument("--init", help="start from these exported weights (fine-tuning) instead of at random")
+    parser.add_argument("--no-urbansound", action="store_true",
+                        help="leave UrbanSound8K (CC BY-NC 3.0) out of the training noise")
+    parser.add_argument("--alerts", help="a folder of cached synthetic alerts (make_realset.py's synth folder) to keep in "
+                                         "the target besides the real ones")
+    parser.add_argument("--export-only", action="store_true", help="export the checkpoint's best weights without training")
+    parser.add_argument("--weights", default="training/data/Suppressor.safetensors",
+                        help="where the best weights go (Sources/EarshotEnhance/Resources/Suppressor.safetensors ships them)")
+    parser.add_argument("--fixture", default="training/data/suppressor_parity.json",
+                        help="the parity fixture for those weights (Tests/EarshotEnhanceTests/Fixtures/suppressor_parity.json)")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     if args.export_only:
-        model = Suppressor()
         state = torch.load(args.checkpoint)
-        model.load_state_dict(state["model"])
-        write_outputs(model, args, state["step"], state["best"], state["history"])
+        model = Suppressor()
+        model.load_state_dict(state["bestModel"])
+        write_outputs(model, {**state["args"], "weights": args.weights, "fixture": args.fixture}, state["step"], state["best"],
+                      state["history"])
         return
     rng = np.random.default_rng(args.seed)
-    train = Mixer(args.data, "train", 24, args.alerts)
+    train = Mixer(args.data, "train", 24, args.alerts, urban=not args.no_urbansound)
     dev = Mixer(args.data, "dev", 8)
     dev_rng = np.random.default_rng(12345)
     dev_batches = [dev.batch(dev_rng, 16, 4.0) for _ in range(6)]
     taper = torch.from_numpy(taper_matrix())
 
-    model = Suppressor()
-    with torch.no_grad():  # input normalisation from the training data
-        feats = torch.cat([features(spectra(train.batch(rng, 16, 3.0)[0]).abs() ** 2).reshape(-1, BINS) for _ in range(4)])
-        model.mean.copy_(feats.mean(0))
-        model.std.copy_(feats.std(0).clamp_min(0.1))
+    if args.init:
+        model = load_weights(args.init)
+    else:
+        model = Suppressor()
+        with torch.no_grad():  # input normalisation from the training data
+            feats = torch.cat([features(spectra(train.batch(rng, 16, 3.0)[0]).abs() ** 2).reshape(-1, BINS) for _ in range(4)])
+            model.mean.copy_(feats.mean(0))
+            model.std.copy_(feats.std(0).clamp_min(0.1))
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
+    # The weights judged and exported are an exponential average of the trained ones, so that a
+    # run stopped anywhere in the schedule (to be resumed later) still has settled weights.
+    average = {k: v.clone() for k, v in model.state_dict().items()}
     step, best, history = 0, float("inf"), []
+    best_state = {k: v.clone() for k, v in average.items()}
     pathlib.Path(args.checkpoint).parent.mkdir(parents=True, exist_ok=True)
     if args.resume and os.path.exists(args.checkpoint):
         state = torch.load(args.checkpoint)
         model.load_state_dict(state["model"]); optimiser.load_state_dict(state["optimiser"])
-        step, history = state["step"], state["history"]  # the best is judged within this run
+        step, best, history, best_state = state["step"], state["best"], state["history"], state["bestModel"]
+        average = state["average"]
         rng = np.random.default_rng(args.seed + step)
-    budget = args.minutes * 60
+        print(f"resumed at step {step} of {args.steps} (best development loss {best:.5f})", flush=True)
+    licence = None if args.no_urbansound else URBAN_LICENCE
     start = time.time()
-    best_state = {k: v.clone() for k, v in model.state_dict().items()}
+
+    judged = Suppressor()
 
     def dev_loss():
-        model.eval()
+        judged.load_state_dict(average)
+        judged.eval()
         with torch.no_grad():
-            value = float(np.mean([loss_fn(model, taper, n, t).item() for n, t in dev_batches]))
-        model.train()
-        return value
+            return float(np.mean([loss_fn(judged, taper, n, t).item() for n, t in dev_batches]))
 
-    while True:
-        elapsed = time.time() - start
-        if elapsed > budget:
-            break
-        # Cosine decay over the time budget, after a short warm-up.
-        progress = elapsed / budget
-        lr = args.lr * min(1, (step + 1) / 100) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * progress)))
+    def save():
+        torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step, "best": best,
+                    "bestModel": best_state, "average": average, "history": history,
+                    "args": {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
+                             "licence": licence, "weights": args.weights, "fixture": args.fixture}}, args.checkpoint)
+
+    while step < args.steps and time.time() - start < args.minutes * 60:
+        # Cosine decay over the whole schedule, after a short warm-up: a resumed run goes on
+        # exactly where it stopped.
+        lr = args.lr * min(1, (step + 1) / 100) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * step / args.steps)))
         for group in optimiser.param_groups:
             group["lr"] = lr
         noisy, target = train.batch(rng, args.batch, args.seconds)
@@ -322,36 +414,47 @@ def main():
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimiser.step()
         step += 1
+        with torch.no_grad():
+            decay = min(0.998, (1 + step) / (10 + step))
+            for k, v in model.state_dict().items():
+                average[k].mul_(decay).add_(v, alpha=1 - decay) if v.dtype.is_floating_point else average[k].copy_(v)
         if step % 100 == 0:
             value = dev_loss()
             history.append({"step": step, "minutes": round((time.time() - start) / 60, 1), "train": round(loss.item(), 5),
-                            "dev": round(value, 5)})
+                            "dev": round(value, 5), "lr": round(lr, 6)})
             print(json.dumps(history[-1]), flush=True)
             if value < best:
                 best = value
-                best_state = {k: v.clone() for k, v in model.state_dict().items()}
-            torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step, "best": best,
-                        "history": history}, args.checkpoint)
+                best_state = {k: v.clone() for k, v in average.items()}
+            save()
     value = dev_loss()
     if value < best:
-        best, best_state = value, model.state_dict()
+        best, best_state = value, {k: v.clone() for k, v in average.items()}
+    save()
     model.load_state_dict(best_state)
-    print(f"trained {step} steps in {(time.time() - start) / 60:.1f} min; best development loss {best:.5f}")
-    write_outputs(model, args, step, best, history)
+    print(f"at step {step} of {args.steps}; best development loss {best:.5f}")
+    write_outputs(model, {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
+                          "licence": licence, "weights": args.weights, "fixture": args.fixture}, step, best, history)
 
 
-def write_outputs(model, args, step, best, history):
+URBAN_LICENCE = "trained with UrbanSound8K (CC BY-NC 3.0): for non-commercial use only"
+
+
+def write_outputs(model, settings, step, best, history):
     weights = sum(p.numel() for p in model.parameters())
-    export(model, args.weights, {
+    metadata = {
         "stft": json.dumps({"rate": RATE, "frame": FRAME, "hop": HOP, "gainTaps": GAIN_TAPS}),
         "layers": json.dumps({"bins": BINS, "hidden": HIDDEN}),
-        "training": json.dumps({"steps": step, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
-                                "devLoss": round(best, 5), "weights": weights}),
-    })
-    write_fixture(model, pathlib.Path(args.fixture))
+        "training": json.dumps({"steps": step, "batch": settings["batch"], "seconds": settings["seconds"],
+                                "seed": settings["seed"], "devLoss": round(best, 5), "weights": weights}),
+    }
+    if settings["licence"]:
+        metadata["licence"] = settings["licence"]
+    export(model, settings["weights"], metadata)
+    write_fixture(model, pathlib.Path(settings["fixture"]))
     pathlib.Path("training/SUPPRESSOR.json").write_text(json.dumps({"steps": step, "devLoss": best, "weights": weights,
                                                                   "history": history}, indent=1))
-    print(f"wrote {args.weights} ({weights} weights) and {args.fixture}")
+    print(f"wrote {settings['weights']} ({weights} weights) and {settings['fixture']}")
 
 
 if __name__ == "__main__":

@@ -127,6 +127,12 @@ def scores(y, clean):
     }
 
 
+def enhance(binary, source, destination, options):
+    run = subprocess.run([binary, "enhance", str(source), "-o", str(destination)] + options, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"earshot enhance failed: {run.stderr.strip()}")
+
+
 def earshot(binary, options, inputs, total_seconds):
     """`earshot enhance` on every item; the real-time factor from one run over all items joined
     (so process start-up is not counted)."""
@@ -135,17 +141,32 @@ def earshot(binary, options, inputs, total_seconds):
         outputs = []
         for noisy in inputs:
             sf.write(tmp / "in.wav", noisy, RATE, subtype="FLOAT")
-            subprocess.run([binary, "enhance", str(tmp / "in.wav"), "-o", str(tmp / "out.wav")] + options, check=True)
+            enhance(binary, tmp / "in.wav", tmp / "out.wav", options)
             outputs.append(sf.read(tmp / "out.wav")[0])
         sf.write(tmp / "all.wav", np.concatenate(inputs), RATE, subtype="FLOAT")
         start = time.perf_counter()
-        subprocess.run([binary, "enhance", str(tmp / "all.wav"), "-o", str(tmp / "all-out.wav")] + options, check=True)
+        enhance(binary, tmp / "all.wav", tmp / "all-out.wav", options)
         return outputs, (time.perf_counter() - start) / total_seconds
+
+
+def load_items(data):
+    """Items and their (clean, noisy) pairs: a folder written by build_realset.py (items.json,
+    NAME_clean.wav, NAME_noisy.wav), or one of pairs someone else mixed (pairs.tsv with each
+    pair's measured SNR, clean/NAME.flac, noisy/NAME.flac)."""
+    if (data / "pairs.tsv").exists():
+        rows = [line.split("\t") for line in (data / "pairs.tsv").read_text().splitlines()[1:] if line.strip()]
+        items = [{"name": name, "snr": int(5 * round(float(snr) / 5))} for name, snr in rows]
+        pairs = [(sf.read(data / "clean" / f"{i['name']}.flac")[0], sf.read(data / "noisy" / f"{i['name']}.flac")[0])
+                 for i in items]
+    else:
+        items = json.loads((data / "items.json").read_text())
+        pairs = [(sf.read(data / f"{i['name']}_clean.wav")[0], sf.read(data / f"{i['name']}_noisy.wav")[0]) for i in items]
+    return items, pairs
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--data", default="eval/data/enhance")
+    parser.add_argument("--data", default="eval/data/enhance", help="a folder of pairs (items.json or pairs.tsv)")
     parser.add_argument("--earshot", required=True)
     parser.add_argument("--title", default="clean/noisy pairs")
     parser.add_argument("--strength", help="Earshot's --strength (default: its own)")
@@ -153,8 +174,7 @@ def main():
     parser.add_argument("--only", action="store_true", help="evaluate only Earshot and the noisy input")
     args = parser.parse_args()
     data = pathlib.Path(args.data)
-    items = json.loads((data / "items.json").read_text())
-    pairs = [(sf.read(data / f"{i['name']}_clean.wav")[0], sf.read(data / f"{i['name']}_noisy.wav")[0]) for i in items]
+    items, pairs = load_items(data)
     total_seconds = sum(len(n) for _, n in pairs) / RATE
     results = {}
 
@@ -179,7 +199,9 @@ def main():
         rtf_text = f"{rtf:8.4f}" if rtf is not None else f"{'—':>8}"
         print(f"{name:30} {mean('pesq'):8.4f} {mean('stoi'):6.4f} {mean('estoi'):6.4f} {mean('sisdr'):7.2f} {np.median([r['lagMs'] for r in rows]):9.1f} {rtf_text}  {latency}")
     for key, label in [("pesq", "PESQ-WB"), ("stoi", "STOI"), ("sisdr", "SI-SDR dB")]:
-        for field, title in [("snr", "SNR"), ("noise", "noise")]:
+        for field, title in [("snr", "SNR"), ("noise", "noise"), ("room", "room")]:
+            if any(field not in i for i in items):
+                continue
             values = sorted({i[field] for i in items}, key=lambda v: (isinstance(v, str), v))
             heads = [f"{v:+d} dB" if field == "snr" else str(v)[:9] for v in values]
             print(f"\n{label} by {title}:")
