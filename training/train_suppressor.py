@@ -24,14 +24,17 @@ development side differs in kind, not only in seed: it holds noise *kinds* train
 separately; microphone colouration and levels from −45 to −10 dBFS applied alike to mixture and
 target. The target is the speech with its first 50 ms of room response (direct sound and early
 reflections): late reverberation counts as noise. A twentieth of the clips are noise alone, a
-twentieth speech alone. A fifth of the clips also carry an alert that belongs to the target
-(the split's real ProtoSound alerts, UrbanSound8K's training sirens and horns, and with
-`--alerts` synthetic ones): noise reduction must never remove one, even before the detector has
-opened the separator. `--no-urbansound` leaves UrbanSound8K (CC BY-NC 3.0) out; weights trained
-with it carry that licence in their metadata (`licence`).
+twentieth speech alone. With `--alert-share`, that share of the clips also carries an alert that
+belongs to the target (the split's real ProtoSound alerts, UrbanSound8K's training sirens and
+horns, and with `--alerts` synthetic ones), so that noise reduction leaves alerts the detector
+has not yet found; at 0.2 it made the development loss worse for every noise kind, so the default
+is none and alerts rely on the separator. `--no-urbansound` leaves UrbanSound8K (CC BY-NC 3.0)
+out; weights trained with it carry that licence in their metadata (`licence`).
 
 Loss: the compressed spectral error (|·|^0.3) of the gained noisy spectrum against the target's,
-0.7 on magnitudes and 0.3 on complex values, per clip normalised by its mixture level.
+0.7 on magnitudes and 0.3 on complex values (`--complex-share`), per clip normalised by its
+mixture level. The development loss is always measured with 0.7 and 0.3, whatever a run trains
+with, so that runs compare.
 
 Schedule: a fixed number of steps (`--steps`) with a cosine learning rate, checkpointed every 100
 steps; `--minutes` stops a run early and `--resume` goes on from the checkpoint, so training
@@ -160,15 +163,15 @@ class Mixer:
     UrbanSound8K's dogs, gun shots and street music, babble of the development speakers), in the
     development rooms, so the development loss measures a new noise, not a remembered one."""
 
-    def __init__(self, data, split, music_pieces, alerts=None, urban=True):
+    def __init__(self, data, split, music_pieces, alerts=None, urban=True, alert_share=0.0):
         self.bank = ra.Bank(data, split)
         if not self.bank:
             raise SystemExit(f"{data}: shared recordings not found (expected speech/librispeech and noise)")
         # Alerts belong to the target: noise reduction must never remove one, even before the
         # detector has opened the separator. The real ones of this side (ProtoSound, and the
         # UrbanSound8K sirens and horns of its recordings), and synthetic ones when given.
-        self.alerts = []
-        if split == "train":
+        self.alerts, self.alert_share = [], alert_share
+        if split == "train" and alert_share > 0:
             self.alerts = [x for c in ra.ALERTS for x in self.bank.alerts[c]]
             if urban:
                 street = ra.UrbanBank(data, "train")
@@ -234,7 +237,7 @@ class Mixer:
                 active = speech[np.abs(speech) > 0.01 * np.abs(speech).max()] if np.any(speech) else speech
                 snr = rng.uniform(-5, 20)
                 noise *= ra.rms(active) / (ra.rms(noise) + 1e-12) * 10 ** (-snr / 20)
-        if self.alerts and rng.random() < 0.2:
+        if self.alerts and rng.random() < self.alert_share:
             alert = self.alerts[int(rng.integers(len(self.alerts)))]
             if rng.random() < 0.5:
                 alert = scipy.signal.fftconvolve(alert, self.room(rng))
@@ -262,7 +265,7 @@ class Mixer:
 
 # --- training -----------------------------------------------------------------------------
 
-def loss_fn(model, taper, noisy, target):
+def loss_fn(model, taper, noisy, target, complex_share=0.3):
     """The compressed spectral error (|·|^0.3) of the gained noisy spectrum against the target's,
     0.7 on magnitudes and 0.3 on the complex values: the complex part counts the noisy phase a
     gain lets through, so a bin the noise dominates costs more than its magnitude error says."""
@@ -274,7 +277,7 @@ def loss_fn(model, taper, noisy, target):
     estimate, reference = (gains * magnitude_y) ** 0.3, magnitude_s ** 0.3
     phase_y, phase_s = y / (y.abs() + 1e-12), s / (s.abs() + 1e-12)
     complex_error = (estimate * phase_y - reference * phase_s).abs().pow(2)
-    return 0.7 * (estimate - reference).pow(2).mean() + 0.3 * complex_error.mean()
+    return (1 - complex_share) * (estimate - reference).pow(2).mean() + complex_share * complex_error.mean()
 
 
 def export(model, path, metadata):
@@ -335,6 +338,9 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--checkpoint", default="training/data/suppressor.pt")
     parser.add_argument("--resume", action="store_true", help="go on from the checkpoint's step")
+    parser.add_argument("--complex-share", type=float, default=0.3, help="the loss's share on compressed complex values")
+    parser.add_argument("--alert-share", type=float, default=0.0,
+                        help="share of training clips with an alert in the target (0.2 cost every noise kind)")
     parser.add_argument("--init", help="start from these exported weights (fine-tuning) instead of at random")
     parser.add_argument("--no-urbansound", action="store_true",
                         help="leave UrbanSound8K (CC BY-NC 3.0) out of the training noise")
@@ -345,6 +351,8 @@ def main():
                         help="where the best weights go (Sources/EarshotEnhance/Resources/Suppressor.safetensors ships them)")
     parser.add_argument("--fixture", default="training/data/suppressor_parity.json",
                         help="the parity fixture for those weights (Tests/EarshotEnhanceTests/Fixtures/suppressor_parity.json)")
+    parser.add_argument("--report", default="training/data/suppressor-report.json",
+                        help="the training history of those weights (training/SUPPRESSOR.json for the shipped ones)")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
     torch.set_num_threads(max(1, os.cpu_count() or 1))
@@ -352,11 +360,12 @@ def main():
         state = torch.load(args.checkpoint)
         model = Suppressor()
         model.load_state_dict(state["bestModel"])
-        write_outputs(model, {**state["args"], "weights": args.weights, "fixture": args.fixture}, state["step"], state["best"],
+        write_outputs(model, {**state["args"], "weights": args.weights, "fixture": args.fixture, "report": args.report},
+                      state["step"], state["best"],
                       state["history"])
         return
     rng = np.random.default_rng(args.seed)
-    train = Mixer(args.data, "train", 24, args.alerts, urban=not args.no_urbansound)
+    train = Mixer(args.data, "train", 24, args.alerts, urban=not args.no_urbansound, alert_share=args.alert_share)
     dev = Mixer(args.data, "dev", 8)
     dev_rng = np.random.default_rng(12345)
     dev_batches = [dev.batch(dev_rng, 16, 4.0) for _ in range(6)]
@@ -408,7 +417,7 @@ def main():
         for group in optimiser.param_groups:
             group["lr"] = lr
         noisy, target = train.batch(rng, args.batch, args.seconds)
-        loss = loss_fn(model, taper, noisy, target)
+        loss = loss_fn(model, taper, noisy, target, args.complex_share)
         optimiser.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -434,7 +443,8 @@ def main():
     model.load_state_dict(best_state)
     print(f"at step {step} of {args.steps}; best development loss {best:.5f}")
     write_outputs(model, {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
-                          "licence": licence, "weights": args.weights, "fixture": args.fixture}, step, best, history)
+                          "licence": licence, "weights": args.weights, "fixture": args.fixture, "report": args.report},
+                  step, best, history)
 
 
 URBAN_LICENCE = "trained with UrbanSound8K (CC BY-NC 3.0): for non-commercial use only"
@@ -452,9 +462,9 @@ def write_outputs(model, settings, step, best, history):
         metadata["licence"] = settings["licence"]
     export(model, settings["weights"], metadata)
     write_fixture(model, pathlib.Path(settings["fixture"]))
-    pathlib.Path("training/SUPPRESSOR.json").write_text(json.dumps({"steps": step, "devLoss": best, "weights": weights,
+    pathlib.Path(settings["report"]).write_text(json.dumps({"steps": step, "devLoss": best, "weights": weights,
                                                                   "history": history}, indent=1))
-    print(f"wrote {settings['weights']} ({weights} weights) and {settings['fixture']}")
+    print(f"wrote {settings['weights']} ({weights} weights), {settings['fixture']} and {settings['report']}")
 
 
 if __name__ == "__main__":
