@@ -193,6 +193,8 @@ class Mixer:
             self.recordings += [x for kind in ("dog_bark", "gun_shot") for x in ra.urban_kind(data, kind)]
             self.music = ra.urban_kind(data, "street_music")
             kinds = {"recording": 0.5, "babble": 0.25, "music": 0.25}
+            if not self.music:  # UrbanSound8K absent
+                del kinds["music"]
         total = sum(kinds.values())
         self.kinds, self.weights = list(kinds), [w / total for w in kinds.values()]
 
