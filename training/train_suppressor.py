@@ -395,7 +395,14 @@ def main():
         average = state["average"]
         rng = np.random.default_rng(args.seed + step)
         print(f"resumed at step {step} of {args.steps} (best development loss {best:.5f})", flush=True)
+    # A licence is inherited: from the weights fine-tuned, and from the run resumed.
     licence = None if args.no_urbansound else URBAN_LICENCE
+    if args.init:
+        from safetensors import safe_open
+        with safe_open(args.init, "pt") as f:
+            licence = (f.metadata() or {}).get("licence") or licence
+    if args.resume and os.path.exists(args.checkpoint):
+        licence = state["args"].get("licence") or licence
     start = time.time()
 
     judged = Suppressor()
