@@ -141,6 +141,12 @@ def urban_split(path):
     return "train" if h < 6 else "dev" if h < 8 else "eval"
 
 
+def faded(x, seconds=0.01):
+    """x with linear fades in and out, so that pieces laid end to end do not click."""
+    n = np.arange(len(x))
+    return x * np.minimum(1, np.minimum(n, n[::-1]) / (seconds * RATE))
+
+
 def urban_recording(path):
     return os.path.basename(path).split("-")[0]
 
@@ -182,8 +188,7 @@ class UrbanBank:
             while t < n:
                 x = pool[int(rng.integers(len(pool)))][1]
                 x = x / (rms(x) + 1e-12)
-                fade = np.minimum(1, np.minimum(np.arange(len(x)), np.arange(len(x))[::-1]) / (0.01 * RATE))
-                pieces.append(x * fade)
+                pieces.append(faded(x))
                 t += len(x)
             out += np.concatenate(pieces)[:n] * (1 if layer == 0 else 10 ** (rng.uniform(-15, -3) / 20))
         return out

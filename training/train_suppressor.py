@@ -144,8 +144,7 @@ def looped(rng, x, n):
     is shorter: UrbanSound8K slices last at most 4 s."""
     if len(x) >= n:
         return ra.segment(rng, x, n)
-    fade = np.minimum(1, np.minimum(np.arange(len(x)), np.arange(len(x))[::-1]) / (0.01 * RATE))
-    tiled = np.tile(x * fade, n // len(x) + 2)
+    tiled = np.tile(ra.faded(x), n // len(x) + 2)
     start = int(rng.integers(len(x)))
     return tiled[start:start + n].copy()
 

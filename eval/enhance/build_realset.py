@@ -62,8 +62,7 @@ def slices_of(rng, pool, n):
     pieces, total = [], 0
     while total < n:
         x = pool[int(rng.integers(len(pool)))]
-        fade = np.minimum(1, np.minimum(np.arange(len(x)), np.arange(len(x))[::-1]) / (0.01 * RATE))
-        pieces.append(x / (ra.rms(x) + 1e-12) * fade)
+        pieces.append(ra.faded(x / (ra.rms(x) + 1e-12)))
         total += len(x)
     return np.concatenate(pieces)[:n]
 
