@@ -413,10 +413,13 @@ def main():
             return float(np.mean([loss_fn(judged, taper, n, t).item() for n, t in dev_batches]))
 
     def save():
+        # Written aside and renamed, so a run killed mid-write keeps its previous checkpoint.
+        partial = args.checkpoint + ".partial"
         torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step, "best": best,
                     "bestModel": best_state, "average": average, "history": history,
                     "args": {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
-                             "licence": licence, "weights": args.weights, "fixture": args.fixture}}, args.checkpoint)
+                             "licence": licence, "weights": args.weights, "fixture": args.fixture}}, partial)
+        os.replace(partial, args.checkpoint)
 
     while step < args.steps and time.time() - start < args.minutes * 60:
         # Cosine decay over the whole schedule, after a short warm-up: a resumed run goes on
