@@ -31,12 +31,12 @@ struct AudiogramList: ParsableCommand {
 
     @OptionGroup var database: DatabaseOption
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     func run() throws {
         let tests = try database.open().all()
-        if format == .json {
+        if format.isJSON {
             try Terminal.printJSON(tests)
             return
         }
@@ -66,7 +66,7 @@ struct AudiogramShow: ParsableCommand {
     @Option(help: "Write the audiogram chart as PNG (needs rsvg-convert).")
     var png: String?
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     func run() throws {
@@ -75,7 +75,7 @@ struct AudiogramShow: ParsableCommand {
         let chart = AudiogramChart.svg(thresholds: test.result.thresholds, title: title)
         if let svg { try AtomicFile.write(Data(chart.utf8), to: svg) }
         if let png { try writePNG(svg: chart, to: png) }
-        if format == .json {
+        if format.isJSON {
             struct Shown: Encodable { var test: StoredTest; var summary: AudiogramSummary; var fitting: Fitting? }
             try Terminal.printJSON(Shown(test: test, summary: AudiogramSummary(thresholds: test.result.thresholds), fitting: Self.fitting(test.result)))
             return

@@ -19,7 +19,7 @@ struct Demo: ParsableCommand {
     @Option(name: .shortAndLong, help: "Keep the scene as this file (default: a temporary file, removed afterwards).")
     var output: String?
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     struct Alert: Codable {
@@ -89,7 +89,7 @@ struct Demo: ParsableCommand {
         let result = Report(
             scenePath: output, sampleRate: rate, durationSeconds: info.durationSeconds, latencySamples: with.latencySamples, alerts: alerts,
             events: events.map(EventRecord.init))
-        if format == .json {
+        if format.isJSON {
             try Terminal.printJSON(result)
             return
         }

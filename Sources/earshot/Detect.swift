@@ -21,8 +21,8 @@ struct Detect: ParsableCommand {
     @Argument(help: "The recording (any rate; channels are mixed).")
     var input: String
 
-    @Option(help: "text or jsonl.")
-    var format: EventFormat = .text
+    @Option(help: OutputStyle.help)
+    var format: OutputStyle = .text
 
     @OptionGroup var alerts: AlertSensitivityOptions
     @OptionGroup var hub: HubOptions

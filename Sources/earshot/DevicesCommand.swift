@@ -5,7 +5,7 @@ import EarshotIO
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List audio input and output devices.")
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     struct Entry: Codable {
@@ -16,7 +16,7 @@ struct Devices: ParsableCommand {
 
     func run() throws {
         let devices = try AudioDevices.all()
-        if format == .json {
+        if format.isJSON {
             try Terminal.printJSON(devices.map {
                 Entry(index: $0.index, name: $0.name, hostAPI: $0.hostAPI, inputChannels: $0.inputChannels,
                       outputChannels: $0.outputChannels, defaultSampleRate: $0.defaultSampleRate,

@@ -21,13 +21,11 @@ struct EventRecord: Codable, Equatable {
     }
 }
 
-enum EventFormat: String, ExpressibleByArgument, CaseIterable {
-    case text, jsonl
-
+extension OutputStyle {
     /// One line per finished event on stdout; onsets only in text (as they happen).
     func print(_ change: AlertEventTracker.Change) {
         switch (self, change) {
-        case (.jsonl, .ended(let event)): Swift.print(Self.jsonLine(event))
+        case (.json, .ended(let event)), (.jsonl, .ended(let event)): Swift.print(Self.jsonLine(event))
         case (.text, .ended(let event)):
             Swift.print(String(format: "%8.2f–%.2f s  %@  (confidence %.2f)", event.start, event.end, event.alertClass.rawValue, event.confidence))
         default: break
@@ -40,7 +38,7 @@ enum EventFormat: String, ExpressibleByArgument, CaseIterable {
     func print(_ announcement: EventFanOut.Announcement, position: Double? = nil) {
         let stamp = StoredEvent.iso8601(announcement.time.timeIntervalSince1970)
         switch self {
-        case .jsonl:
+        case .json, .jsonl:
             let at = position.map { String(format: #","position":%.2f"#, $0) } ?? ""
             Swift.print(String(format: #"{"kind":"%@","label":"%@","time":"%@"%@,"confidence":%.2f,"quiet":%@}"#,
                                announcement.kind.rawValue, announcement.label, stamp, at, announcement.confidence, announcement.quiet ? "true" : "false"))

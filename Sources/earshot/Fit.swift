@@ -16,7 +16,7 @@ struct Fit: ParsableCommand {
 
     @OptionGroup var fitting: FittingOptions
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     @Option(help: "Also draw the gains as a PNG chart (needs rsvg-convert).")
@@ -27,7 +27,7 @@ struct Fit: ParsableCommand {
             throw EarshotError.invalidArgument("fit needs the listener's audiogram: --audiogram FILE.json or a stored test's id")
         }
         if let png { try writePNG(svg: FittingChart.svg(fit, title: "Hearing-aid fitting: \(fit.rule.name)"), to: png) }
-        if format == .json {
+        if format.isJSON {
             try Terminal.printJSON(fit)
             return
         }

@@ -13,7 +13,7 @@ struct Info: ParsableCommand {
     @Argument(help: "Any file libsndfile reads (WAV, FLAC, OGG, AIFF, CAF, …).")
     var file: String
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     struct Report: Codable {
@@ -54,7 +54,7 @@ struct Info: ParsableCommand {
             channelPeakDBFS: (0..<info.channelCount).map { decibels(meter.peak(channel: $0)) },
             channelRMSDBFS: (0..<info.channelCount).map { decibels(meter.rms(channel: $0)) })
         switch format {
-        case .json:
+        case .json, .jsonl:
             try Terminal.printJSON(report)
         case .text:
             print("""
@@ -75,6 +75,12 @@ struct Info: ParsableCommand {
     }
 }
 
+/// The one `--format` of every command: text for people; json and jsonl alike for programs, one
+/// JSON value (a command that prints events prints one per line).
 enum OutputStyle: String, ExpressibleByArgument, CaseIterable {
-    case text, json
+    case text, json, jsonl
+
+    var isJSON: Bool { self != .text }
+
+    static let help = ArgumentHelp("Output format: text, or json (or jsonl, the same: one JSON value per line).")
 }

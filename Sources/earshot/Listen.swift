@@ -98,7 +98,7 @@ struct Listen: ParsableCommand {
         chain.detector?.finish(announce)
         fanOut.finish()
         if let events {
-            try AtomicFile.write(Data(heard.map { EventFormat.jsonLine($0) + "\n" }.joined().utf8), to: events)
+            try AtomicFile.write(Data(heard.map { OutputStyle.jsonLine($0) + "\n" }.joined().utf8), to: events)
         }
     }
 

@@ -12,7 +12,7 @@ struct RoomAnalyze: ParsableCommand {
     @Argument(help: "An impulse response file.")
     var ir: String
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     struct ChannelReport: Codable {
@@ -25,7 +25,7 @@ struct RoomAnalyze: ParsableCommand {
         let reports = try buffer.toArrays().enumerated().map { c, samples in
             ChannelReport(channel: c + 1, bands: try RoomAnalysis.analyze(samples, sampleRate: info.sampleRate))
         }
-        if format == .json {
+        if format.isJSON {
             try Terminal.printJSON(reports)
             return
         }

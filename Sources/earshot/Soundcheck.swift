@@ -22,7 +22,7 @@ struct Soundcheck: ParsableCommand {
     @Option(help: "Seconds of speech to record live.")
     var seconds: Double = 8
 
-    @Option(help: "Output format: text or json.")
+    @Option(help: OutputStyle.help)
     var format: OutputStyle = .text
 
     @Option(help: "Also draw the waveform, a spectrogram and the findings to this PNG file.")
@@ -64,7 +64,7 @@ struct Soundcheck: ParsableCommand {
         }
         if let png { try writePNG(svg: SoundCheckChart.svg(check, title: "Sound check: \(name)"), to: png) }
         if play, let take { try playBack(take) }
-        if format == .json {
+        if format.isJSON {
             try Terminal.printJSON(check.report)
         } else {
             print(Self.describe(check.report, name: name))
@@ -156,7 +156,7 @@ struct Soundcheck: ParsableCommand {
             let kb = (b.1.verdict == .good ? 0 : 1, b.1.problems.count, -b.1.metrics.snrDB)
             return ka < kb
         }.enumerated().map { Ranked(rank: $0.offset + 1, device: $0.element.0, report: $0.element.1) }
-        if format == .json {
+        if format.isJSON {
             try Terminal.printJSON(ranked)
         } else {
             for entry in ranked {

@@ -55,17 +55,15 @@ struct SoundsCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the enrolled sounds.")
 
-        enum Format: String, ExpressibleByArgument { case text, json }
-
-        @Option(help: "text or json.")
-        var format: Format = .text
+        @Option(help: OutputStyle.help)
+        var format: OutputStyle = .text
 
         @OptionGroup var data: DataFolderOption
 
         func run() throws {
             let sounds = try data.openSounds().summaries()
             switch format {
-            case .json:
+            case .json, .jsonl:
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 print(String(decoding: try encoder.encode(sounds), as: UTF8.self))
@@ -87,13 +85,11 @@ struct SoundsCommand: ParsableCommand {
                 {"sound":"front_door","start":12.34,"end":13.1,"score":0.81}.
                 """)
 
-        enum Format: String, ExpressibleByArgument { case text, jsonl }
-
         @Argument(help: "A recording (any format, rate and channels).")
         var file: String
 
-        @Option(help: "text or jsonl.")
-        var format: Format = .text
+        @Option(help: OutputStyle.help)
+        var format: OutputStyle = .text
 
         @Option(help: "Announce at this score (0–1) instead of each sound's calibrated threshold.")
         var threshold: Double?
@@ -150,7 +146,7 @@ struct SoundsCommand: ParsableCommand {
         private func report(_ found: [SoundDetection]) {
             for detection in found.sorted(by: { $0.start < $1.start }) {
                 switch format {
-                case .jsonl:
+                case .json, .jsonl:
                     print(String(format: #"{"sound":"%@","start":%.2f,"end":%.2f,"score":%.3f}"#, detection.sound, detection.start, detection.end, detection.score))
                 case .text:
                     print(String(format: "%8.2f s  %@ (score %.2f)", detection.start, detection.sound, detection.score))

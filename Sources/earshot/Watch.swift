@@ -48,8 +48,8 @@ struct Watch: ParsableCommand {
     @Option(help: "HH:MM-HH:MM, local time: sounds are quiet in these hours (alerts never are).")
     var quietHours: String?
 
-    @Option(help: "jsonl (one JSON object per event) or text.")
-    var format: EventFormat = .jsonl
+    @Option(help: OutputStyle.help)
+    var format: OutputStyle = .jsonl
 
     @OptionGroup var hub: HubOptions
     @OptionGroup var mqtt: MQTTOptions

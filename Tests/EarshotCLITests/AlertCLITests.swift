@@ -30,6 +30,9 @@ import Testing
             }
             for event in found { #expect(event.confidence > 0 && event.confidence <= 1 && event.end >= event.start) }
 
+            // One format vocabulary: json is jsonl's other name for a stream of events.
+            #expect(try earshot("detect", "scene.wav", "--format", "json", in: dir).stdout == detected.stdout)
+
             #expect(try earshot("convert", "scene.wav", "-o", "scene48.wav", "--rate", "48000", in: dir).status == 0)
             let resampled = try events(try earshot("detect", "scene48.wav", "--format", "jsonl", in: dir).stdout)
             for label in audible {

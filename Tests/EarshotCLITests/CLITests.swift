@@ -265,6 +265,10 @@ import Testing
             #expect(text.status == 0 && text.stdout.contains("-inf dBFS"))
             let json = try earshot("info", "silence.wav", "--format", "json", in: dir)
             #expect(json.status == 0 && !json.stdout.contains("peakDBFS\":-"))
+            // One format vocabulary: jsonl is json's other name for a single value.
+            #expect(try earshot("info", "silence.wav", "--format", "jsonl", in: dir).stdout == json.stdout)
+            let wrong = try earshot("info", "silence.wav", "--format", "yaml", in: dir)
+            #expect(wrong.status != 0 && wrong.stderr.contains("text") && wrong.stderr.contains("jsonl"), "\(wrong.stderr)")
         }
     }
 }
