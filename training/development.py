@@ -17,7 +17,7 @@ import os
 
 import numpy as np
 
-import train as tr
+from training import train as tr
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 FOLDERS = ["real-dev", "real-dev-music", "real-dev-quiet", "real-dev-music-quiet"]

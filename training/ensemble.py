@@ -15,11 +15,10 @@ import argparse
 import json
 import os
 
-import numpy as np
 
-import features as feat
-import train as tr
-from development import DATA
+from training import features as feat
+from training import train as tr
+from training.development import DATA
 
 
 def main():

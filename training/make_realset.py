@@ -23,11 +23,11 @@ import sys
 import numpy as np
 import soundfile as sf
 
-import features as feat
-import package_alerts
-import package_music
-import realaudio as ra
-import tonal_music
+from training import features as feat
+from training import package_alerts
+from training import package_music
+from training import realaudio as ra
+from training import tonal_music
 
 IGNORE = -100
 CLIP_SECONDS = 8.0

@@ -10,8 +10,8 @@ micropolis-data), so the package sirens of `make eval-detect` stay unheard.
 """
 import os
 
-import debian_packages
-import realaudio as ra
+from training import debian_packages
+from training import realaudio as ra
 
 FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "package_alerts")
 TRIPLEA = "usr/share/games/triplea/assets/sounds/generic"

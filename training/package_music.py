@@ -26,8 +26,8 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-import debian_packages
-import realaudio as ra
+from training import debian_packages
+from training import realaudio as ra
 
 FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "music")
 WESNOTH = ("wesnoth-1.16-music", "usr/share/games/wesnoth/1.16/data/core/music")

@@ -235,6 +235,13 @@ def rms(x):
     return float(np.sqrt(np.mean(x ** 2) + 1e-20))
 
 
+def loud_half_rms(x):
+    """RMS over the loudest half of 20 ms frames: a sound's level, not its silences'."""
+    frames = x[: len(x) // 320 * 320].reshape(-1, 320)
+    energy = np.sort((frames ** 2).mean(axis=1))
+    return float(np.sqrt(energy[len(energy) // 2:].mean() + 1e-12))
+
+
 # --- synthetic alerts ---------------------------------------------------------------------
 
 SYNTHETIC_SEEDS = {"train": 1, "dev": 500_000, "eval": 900_000}

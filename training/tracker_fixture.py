@@ -14,8 +14,7 @@ import sys
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import train as tr  # noqa: E402
+from training import train as tr
 
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "Tests", "EarshotAlertsTests", "Fixtures",
                    "tracker_parity.json")

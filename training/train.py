@@ -26,8 +26,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-import features as feat
-import realaudio as ra
+from training import features as feat
+from training import realaudio as ra
 
 IGNORE = -100
 RECENT = 25  # frames: a window is labelled by what sounds in its newest 0.5 s

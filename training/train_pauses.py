@@ -16,7 +16,7 @@ under a quarter of the noise's there, or 40 dB under the talker's active level.
 UrbanSound8K is CC BY-NC 3.0: weights trained with it are for non-commercial use. `--no-urbansound`
 leaves it out.
 
-    .venv/bin/pip install -r requirements-train.txt
+    .venv/bin/pip install -e '.[train]'
     .venv/bin/python training/train_pauses.py --data ../shared/data
 """
 import argparse
@@ -30,11 +30,9 @@ import scipy.signal
 from safetensors.numpy import load_file, save_file
 from sklearn.neural_network import MLPClassifier
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "eval", "soundcheck"))
-import pause_features  # noqa: E402
-import realaudio  # noqa: E402
-from build_set import active_power, room, set_level  # noqa: E402
+from training import pause_features
+from training import realaudio
+from eval.soundcheck.build_set import active_power, room, set_level
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 WEIGHTS = os.path.join(HERE, "..", "Sources", "EarshotCapture", "Resources", "PauseDetector.safetensors")

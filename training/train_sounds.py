@@ -25,7 +25,6 @@ import glob
 import json
 import os
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -34,12 +33,12 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import save_file
 
-import features as feat
-import tonal_music
-import train as detector
+from training import features as feat
+from training import realaudio as ra
+from training import tonal_music
+from training import train as detector
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "eval", "sounds"))
-import rerecordings as rr  # noqa: E402
+from eval.sounds import rerecordings as rr
 
 RATE = 16_000
 SOURCE_SECONDS = 1.3
@@ -79,16 +78,16 @@ def sources(rng, data, earshot, count, work, real_music=None):
     """`count` source sounds of SOURCE_SECONDS, each peak-normalised; with `real_music` (a folder
     of Debian's game soundtracks, `package_music.py`) a fifth of them real music."""
     tracks = sorted(glob.glob(f"{real_music}/**/*.ogg", recursive=True))[::3] if real_music else []
-    music = [rr.load(p)[: 60 * RATE] for p in tracks[:120]]
-    speech = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
-    digits = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/fsdd/*.wav"))[::5]]
+    music = [ra.load(p)[: 60 * RATE] for p in tracks[:120]]
+    speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
+    digits = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/fsdd/*.wav"))[::5]]
     alerts = []
     if earshot:
         for i, klass in enumerate(("doorbell", "smoke_alarm", "car_horn", "siren") * 40):
             path = f"{work}/alert{i}.wav"
             subprocess.run([earshot, "synth", "alert", "--class", klass, "--seed", str(5_900_000 + i), "--rate", str(RATE), "-o", path],
                            check=True, capture_output=True)
-            alerts.append(rr.load(path))
+            alerts.append(ra.load(path))
     out = []
     while len(out) < count:
         kind = rng.random()
@@ -122,7 +121,7 @@ class Views:
 
     def __init__(self, data, rng):
         self.rng = rng
-        self.speech = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
+        self.speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
 
     def background(self, n):
         rng = self.rng
@@ -149,7 +148,7 @@ class Views:
         y = np.pad(y, (0, int(SOURCE_SECONDS * RATE) - len(y)))
         bed = self.background(len(y))
         snr = rng.uniform(0, 25)
-        y = y / (rr.active_rms(y) + 1e-12) * (np.sqrt(np.mean(bed ** 2)) + 1e-12) * 10 ** (snr / 20) + bed
+        y = y / (ra.loud_half_rms(y) + 1e-12) * (np.sqrt(np.mean(bed ** 2)) + 1e-12) * 10 ** (snr / 20) + bed
         return y / (np.abs(y).max() + 1e-9) * 10 ** (rng.uniform(-30, -3) / 20)
 
 
@@ -220,8 +219,8 @@ def bank_audio(data, rng, minutes):
     """What a user's sound must not be taken for, none of it what `make eval-sounds` plays: read
     speech (the LibriSpeech files the evaluation leaves out), spoken digits, seeded tonal music
     (training seeds), beep patterns, coloured noise; in one-minute pieces with level changes."""
-    speech = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
-    digits = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/fsdd/*.wav"))[1::3]]
+    speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
+    digits = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/fsdd/*.wav"))[1::3]]
     pieces = []
     for k in range(int(minutes)):
         n = 60 * RATE

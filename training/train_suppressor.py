@@ -51,7 +51,6 @@ import json
 import math
 import os
 import pathlib
-import sys
 import time
 
 import numpy as np
@@ -59,9 +58,8 @@ import scipy.signal
 import torch
 import torch.nn as nn
 
-sys.path.insert(0, os.path.dirname(__file__))
-import realaudio as ra  # noqa: E402
-import tonal_music  # noqa: E402
+from training import realaudio as ra
+from training import tonal_music
 
 RATE = 16_000
 FRAME, HOP = 512, 64

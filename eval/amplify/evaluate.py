@@ -38,9 +38,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 import soundfile as sf
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
-import realaudio  # noqa: E402
-from bisgaard import AUDIOGRAMS as BISGAARD, FREQUENCIES  # noqa: E402
+from training import realaudio
+from eval.amplify.bisgaard import AUDIOGRAMS as BISGAARD, FREQUENCIES
 
 RATE = realaudio.RATE
 LEVELS = [55, 65, 75]

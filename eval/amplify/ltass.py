@@ -15,8 +15,7 @@ import sys
 import numpy as np
 import scipy.signal
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
-import realaudio  # noqa: E402
+from training import realaudio
 
 CENTRES = [250, 500, 750, 1000, 1500, 2000, 3000, 4000, 6000, 8000]
 

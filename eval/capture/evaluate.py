@@ -35,7 +35,6 @@ The echo canceller's settings were chosen on training speakers (`--split train -
 import argparse
 import ctypes
 import ctypes.util
-import os
 import subprocess
 import sys
 import tempfile
@@ -45,8 +44,7 @@ import scipy.signal
 import soundfile as sf
 import soxr
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
-import realaudio  # noqa: E402
+from training import realaudio
 
 RATE = 16_000
 

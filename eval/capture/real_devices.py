@@ -21,8 +21,7 @@ import sys
 import numpy as np
 import soundfile as sf
 
-sys.path.insert(0, os.path.dirname(__file__))
-from evaluate import RATE, Speex, aec3, aecmos, earshot, level  # noqa: E402
+from eval.capture.evaluate import RATE, Speex, aec3, aecmos, earshot, level
 
 
 def recordings(folder):

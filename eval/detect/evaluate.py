@@ -59,11 +59,10 @@ import numpy as np
 import soundfile as sf
 import soxr
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
-import realaudio as ra  # noqa: E402
-import package_music  # noqa: E402
-import package_recordings  # noqa: E402
-import tonal_music  # noqa: E402
+from training import realaudio as ra
+from training import package_music
+from eval.detect import package_recordings
+from training import tonal_music
 
 RATE = 16_000
 CLASSES = ["siren", "smoke_alarm", "car_horn", "doorbell"]
@@ -466,7 +465,7 @@ def faint_alarm_set(folder, data):
 def numpy_network(path):
     """The shipped detector's network in numpy (features.py feeds it), for calibration."""
     from safetensors.numpy import load_file
-    from train import heard
+    from training.train import heard
     t = load_file(path)
     layers = sum(1 for k in t if k.startswith("conv") and k.endswith(".weight"))
 
@@ -489,7 +488,7 @@ def numpy_network(path):
 def calibration(stems, weights):
     """Window-level reliability of the network's top probability on 0.5 s-spaced windows, each as
     long as the model says it hears (metadata `window`)."""
-    import features as feat
+    from training import features as feat
     from safetensors import safe_open
     with safe_open(weights, "np") as f:
         feat.WINDOW = int(f.metadata().get("window", feat.WINDOW))

@@ -7,11 +7,10 @@ eval/data/detect/package_sirens. Both `evaluate.py` (R5, through `earshot detect
 real development audio, cycling through SNRS.
 """
 import os
-import sys
+
+from training import debian_packages
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
-import debian_packages  # noqa: E402
 
 FOLDER = os.path.join(HERE, "..", "data", "detect", "package_sirens")
 # (name, Debian package, path inside it): each a real recording of a vehicle's siren.

@@ -14,12 +14,12 @@ import sys
 
 import numpy as np
 
+from training import features as feat
+from training import realaudio as ra
+from training import train as tr
+from eval.detect.package_recordings import PLACEMENTS, RECORDINGS, SNRS, fetch
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
-import features as feat  # noqa: E402
-import realaudio as ra  # noqa: E402
-import train as tr  # noqa: E402
-from package_recordings import PLACEMENTS, RECORDINGS, SNRS, fetch  # noqa: E402
 
 SEEDS = 9_500_000
 

@@ -13,11 +13,11 @@ import sys
 import numpy as np
 import soundfile as sf
 
+from eval.detect import evaluate
+from training import features as feat
+from training import train as tr
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
-import evaluate  # noqa: E402
-import features as feat  # noqa: E402
-import train as tr  # noqa: E402
 
 PIECE = 12 * feat.SAMPLE_RATE
 

@@ -13,9 +13,9 @@ import sys
 
 import soundfile as sf
 
+from training import package_music
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
-import package_music  # noqa: E402
 
 
 def events(earshot, path):

@@ -14,11 +14,11 @@ import sys
 
 import numpy as np
 
+from training import features as feat
+from training import realaudio as ra
+from training import train as tr
+
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(HERE, "..", "..", "training"))
-import features as feat  # noqa: E402
-import realaudio as ra  # noqa: E402
-import train as tr  # noqa: E402
 
 CACHE = os.path.join(HERE, "..", "data", "detect", "street_sirens.npz")
 SNRS = [-5, 0, 5, 10]

@@ -21,14 +21,12 @@ early reflections); late reverberation counts as noise to be removed.
 import argparse
 import json
 import pathlib
-import sys
 
 import numpy as np
 import scipy.signal
 import soundfile as sf
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "training"))
-import realaudio as ra  # noqa: E402
+from training import realaudio as ra
 
 RATE = 16_000
 EARLY = int(0.05 * RATE)

@@ -52,8 +52,7 @@ import scipy.signal
 import soundfile as sf
 import soxr
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
-import realaudio  # noqa: E402
+from training import realaudio
 
 RATE = realaudio.RATE
 KINDS = ["too-quiet", "too-loud", "clipping", "noisy", "hum", "narrowband", "muffled", "reverberant",

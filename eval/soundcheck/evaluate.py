@@ -14,14 +14,12 @@ import json
 import os
 import re
 import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import soundfile as sf
 
-sys.path.insert(0, os.path.dirname(__file__))
-from build_set import KINDS  # noqa: E402
+from eval.soundcheck.build_set import KINDS
 
 
 def wada_table():

@@ -10,18 +10,15 @@ active level over a real room tone 30–45 dB down, then the noise at a uniform 
 """
 import argparse
 import os
-import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import soundfile as sf
 
-sys.path.insert(0, os.path.dirname(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
-import realaudio  # noqa: E402
-from build_set import Noises, active_power, set_level  # noqa: E402
-from evaluate import check, wada_snr  # noqa: E402
+from training import realaudio
+from eval.soundcheck.build_set import Noises, active_power, set_level
+from eval.soundcheck.evaluate import check, wada_snr
 
 R = realaudio.RATE
 
@@ -66,7 +63,6 @@ def main():
         print("| noise | items | Earshot median error dB | mean | 90th percentile | WADA-SNR median | mean | "
               "noisy (< 20 dB) found | called noisy at ≥ 20 dB |")
         print("|---|---|---|---|---|---|---|---|---|")
-        every, every_wada = [], []
         for kind in sorted({r[0] for r in rows}) + ["all"]:
             mine = [(r, rep) for r, rep in zip(rows, reports) if kind in ("all", r[0])]
             # A missing estimate counts 40 dB off.

@@ -16,8 +16,7 @@ import sys
 import numpy as np
 import scipy.signal
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "training"))
-import realaudio  # noqa: E402
+from training import realaudio
 
 CENTRES = [100 * 2 ** (i / 6) for i in range(0, 37)]  # 100 Hz … 6.4 kHz·1.25 = 8 kHz
 

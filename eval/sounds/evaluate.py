@@ -28,12 +28,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "training"))
-import rerecordings as rr  # noqa: E402
-import tonal_music  # noqa: E402
+from eval.sounds import rerecordings as rr
+from training import realaudio as ra
+from training import tonal_music
 
-RATE = rr.RATE
+RATE = ra.RATE
 SNRS = (0, 5, 10, 15, 20)
 SCENE = 12.0
 ONSET, DISTRACTOR = 2.0, 7.5
@@ -50,11 +49,11 @@ def save(path, x):
 class Backgrounds:
     def __init__(self, data, rng):
         self.rng = rng
-        self.speech = [rr.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[::2]]
-        self.household = [rr.load(p) for p in sorted(glob.glob(f"{data}/noise/*.wav")) if "white" not in p and "pink" not in p]
+        self.speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[::2]]
+        self.household = [ra.load(p) for p in sorted(glob.glob(f"{data}/noise/*.wav")) if "white" not in p and "pink" not in p]
         urban = sorted(glob.glob(f"{data}/noise/urbansound8k/*/*.flac"))
-        self.urban = [rr.load(p) for p in urban if "street_music" not in p and "gun_shot" not in p][::3]
-        self.street = [rr.load(p) for p in urban if "street_music" in p]
+        self.urban = [ra.load(p) for p in urban if "street_music" not in p and "gun_shot" not in p][::3]
+        self.street = [ra.load(p) for p in urban if "street_music" in p]
         self.pieces = 0
 
     def bed(self, kind, seconds):
@@ -139,11 +138,11 @@ def evaluate(a, work):
             for snr in SNRS:
                 kind = BEDS[(t * len(SNRS) + snr // 5 + i) % len(BEDS)]
                 scene = beds.bed(kind, SCENE)
-                level = rr.active_rms(scene)
-                place(scene, take / (rr.active_rms(take) + 1e-12) * level * 10 ** (snr / 20), ONSET)
+                level = ra.loud_half_rms(scene)
+                place(scene, take / (ra.loud_half_rms(take) + 1e-12) * level * 10 ** (snr / 20), ONSET)
                 other = sounds[others[rng.integers(len(others))]]["takes"]
                 distractor = other[rng.integers(len(other))]
-                place(scene, distractor / (rr.active_rms(distractor) + 1e-12) * level * 10 ** (rng.uniform(0, 15) / 20), DISTRACTOR)
+                place(scene, distractor / (ra.loud_half_rms(distractor) + 1e-12) * level * 10 ** (rng.uniform(0, 15) / 20), DISTRACTOR)
                 offset = len(scenes) * SCENE
                 scenes.append(scene)
                 plan.append((offset, snr, kind))
@@ -153,19 +152,19 @@ def evaluate(a, work):
 
     # Target-free audio: backgrounds with sounds that are none of the enrolled ones.
     proto = f"{a.data}/sounds/protosound"
-    strangers = [rr.load(p) for p in sorted(glob.glob(f"{proto}/*/*_lib_*.wav"))]
-    strangers += [rr.load(p) for p in sorted(glob.glob(f"{a.data}/sounds/donateacry/*.wav"))[::10]]
-    strangers += [rr.load(p) for kind in ("dog_bark", "children_playing", "gun_shot")
+    strangers = [ra.load(p) for p in sorted(glob.glob(f"{proto}/*/*_lib_*.wav"))]
+    strangers += [ra.load(p) for p in sorted(glob.glob(f"{a.data}/sounds/donateacry/*.wav"))[::10]]
+    strangers += [ra.load(p) for kind in ("dog_bark", "children_playing", "gun_shot")
                   for p in sorted(glob.glob(f"{a.data}/noise/urbansound8k/{kind}/*.flac"))[::12]]
     quiet, minutes = f"{work}/quiet.wav", 0
     with wave.open(quiet, "wb") as out:
         out.setnchannels(1); out.setsampwidth(2); out.setframerate(RATE)
         while minutes < a.quiet_minutes:
             bed = beds.bed(BEDS[minutes % len(BEDS)], 60)
-            level = rr.active_rms(bed)
+            level = ra.loud_half_rms(bed)
             for _ in range(4):
                 s = strangers[rng.integers(len(strangers))]
-                place(bed, s / (rr.active_rms(s) + 1e-12) * level * 10 ** (rng.uniform(0, 15) / 20), rng.uniform(0, 58))
+                place(bed, s / (ra.loud_half_rms(s) + 1e-12) * level * 10 ** (rng.uniform(0, 15) / 20), rng.uniform(0, 58))
             out.writeframes((np.clip(bed, -1, 1) * 32767).astype("<i2").tobytes())
             minutes += 1
 

@@ -6,27 +6,24 @@ and `earshot watch FILE --cooldown 0` listens with the alert detector on. Each r
 announced exactly once; a ring announced both as the detector's `doorbell` and as the enrolled
 sound is the double this guards against.
 
-    python3 eval/sounds/one_per_ring.py --earshot .build/release/earshot
+    .venv/bin/python eval/sounds/one_per_ring.py --earshot .build/release/earshot
 """
-import argparse, glob, json, os, subprocess, sys, tempfile, wave
+import argparse
+import glob
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
 import numpy as np
+import soundfile as sf
 
-RATE = 16_000
-
-
-def read(path):
-    data = subprocess.run(["sox", path, "-t", "f32", "-r", str(RATE), "-c", "1", "-"], capture_output=True, check=True).stdout
-    return np.frombuffer(data, np.float32).astype(np.float64)
+from training.realaudio import RATE, load as read, rms
 
 
 def write(path, x):
-    with wave.open(path, "wb") as out:
-        out.setnchannels(1); out.setsampwidth(2); out.setframerate(RATE)
-        out.writeframes((np.clip(x, -1, 1) * 32767).astype("<i2").tobytes())
-
-
-def rms(x):
-    return np.sqrt(np.mean(x ** 2) + 1e-12)
+    sf.write(path, np.clip(x, -1, 1), RATE, subtype="PCM_16")
 
 
 def main():

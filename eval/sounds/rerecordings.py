@@ -13,28 +13,11 @@ be chosen on; `held-out` is only measured. Everything is seeded.
 import glob
 import os
 
-
 import numpy as np
 import scipy.signal
+import soxr
 
-RATE = 16_000
-
-
-def load(path):
-    """Any audio file as mono float64 at 16 kHz."""
-    import soundfile
-    x, rate = soundfile.read(path, dtype="float64", always_2d=True)
-    x = x.mean(axis=1)
-    if rate != RATE:
-        x = scipy.signal.resample_poly(x, RATE, rate)
-    return x
-
-
-def active_rms(x):
-    """RMS over the loudest half of 20 ms frames: a sound's level, not its silences'."""
-    frames = x[: len(x) // 320 * 320].reshape(-1, 320)
-    energy = np.sort((frames ** 2).mean(axis=1))
-    return float(np.sqrt(energy[len(energy) // 2:].mean() + 1e-12))
+from training.realaudio import RATE, load
 
 
 def synthetic_rir(rng, rt60):
@@ -57,7 +40,7 @@ class Rooms:
             import soundfile
             x, rate = soundfile.read(path, dtype="float64", always_2d=True)
             for ear in range(x.shape[1]):
-                self.measured.append(x[:, ear] if rate == RATE else scipy.signal.resample_poly(x[:, ear], RATE, rate))
+                self.measured.append(x[:, ear] if rate == RATE else soxr.resample(x[:, ear], rate, RATE))
         seminar = f"{data}/rir/seminar_room_clap_mono.wav"
         if os.path.exists(seminar):
             self.measured.append(load(seminar))

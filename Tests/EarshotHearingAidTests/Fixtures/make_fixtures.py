@@ -8,15 +8,13 @@ The gains are read where pyclarity hands them to its interpolator, so no FIR des
 """
 import json
 import os
-import sys
 
 import numpy as np
 import scipy.interpolate
 from clarity.enhancer import nalr as nalr_module
 from clarity.utils.audiogram import Audiogram
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "..", "eval", "amplify"))
-from bisgaard import AUDIOGRAMS as BISGAARD, FREQUENCIES  # noqa: E402
+from eval.amplify.bisgaard import AUDIOGRAMS as BISGAARD, FREQUENCIES
 
 AUDIOGRAMS = {
     **BISGAARD,
