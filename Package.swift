@@ -118,7 +118,7 @@ let package = Package(
         .testTarget(name: "EarshotDSPTests", dependencies: ["EarshotTestSupport", "EarshotDSP"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotIOTests", dependencies: ["EarshotTestSupport", "EarshotIO", "EarshotDSP"]),
         .testTarget(name: "EarshotAlertsTests", dependencies: ["EarshotTestSupport", "EarshotAlerts", "EarshotIO"], resources: [.copy("Fixtures")]),
-        .testTarget(name: "EarshotListeningTests", dependencies: ["EarshotTestSupport", "EarshotListening", "EarshotHub", "EarshotAlerts"]),
+        .testTarget(name: "EarshotListeningTests", dependencies: ["EarshotTestSupport", "EarshotListening", "EarshotHub", "EarshotHubClient", "EarshotAlerts"]),
         .testTarget(name: "EarshotSoundsTests", dependencies: ["EarshotTestSupport", "EarshotSounds", "EarshotAlerts"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotRoomTests", dependencies: ["EarshotTestSupport", "EarshotRoom", "EarshotIO"], resources: [.copy("Fixtures")]),
         .testTarget(name: "EarshotAudiometryTests", dependencies: ["EarshotAudiometry"]),

@@ -1,9 +1,10 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotCore
-import EarshotSynthesis
 import EarshotHearingAid
+import EarshotHubClient
 import EarshotIO
+import EarshotSynthesis
 import Foundation
 
 /// `earshot demo`: the listening chain end to end on the bundled scene — synthesised from a

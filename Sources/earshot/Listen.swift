@@ -1,9 +1,10 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotCore
-import EarshotHearingAid
 import EarshotDSP
 import EarshotEnhance
+import EarshotHearingAid
+import EarshotHubClient
 import EarshotIO
 import EarshotListening
 import Foundation
@@ -98,7 +99,7 @@ struct Listen: ParsableCommand {
         chain.detector?.finish(announce)
         fanOut.finish()
         if let events {
-            try AtomicFile.write(Data(heard.map { OutputStyle.jsonLine($0) + "\n" }.joined().utf8), to: events)
+            try AtomicFile.write(Data(heard.map { EventRecord($0).jsonLine + "\n" }.joined().utf8), to: events)
         }
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import EarshotCore
 import EarshotHub
+import EarshotHubClient
 import EarshotIO
 import EarshotSounds
 import Foundation
@@ -147,7 +148,8 @@ struct SoundsCommand: ParsableCommand {
             for detection in found.sorted(by: { $0.start < $1.start }) {
                 switch format {
                 case .json, .jsonl:
-                    print(String(format: #"{"sound":"%@","start":%.2f,"end":%.2f,"score":%.3f}"#, detection.sound, detection.start, detection.end, detection.score))
+                    print(EventRecord(kind: .sound, label: detection.sound, start: detection.start, end: detection.end,
+                                      confidence: detection.score, formerNames: .sound).jsonLine)
                 case .text:
                     print(String(format: "%8.2f s  %@ (score %.2f)", detection.start, detection.sound, detection.score))
                 }

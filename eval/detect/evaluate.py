@@ -142,7 +142,9 @@ def detect(earshot, stem, options=()):
     out = subprocess.run([earshot, "detect", stem + ".wav", "--format", "jsonl", *options],
                          check=True, capture_output=True, text=True)
     elapsed = time.perf_counter() - started
-    return [json.loads(line) for line in out.stdout.splitlines() if line.strip()], elapsed
+    # Each event's class under the name the label files give it.
+    events = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    return [{"class": e["label"], "start": e["start"], "end": e["end"], "confidence": e["confidence"]} for e in events], elapsed
 
 
 def match(labels, events):

@@ -24,7 +24,7 @@ def events(earshot, path):
     if run.returncode != 0:
         reason = (run.stderr.strip().splitlines() or ["no message"])[-1]
         raise SystemExit(f"earshot detect failed on {path}: {reason}")
-    return [json.loads(line)["class"] for line in run.stdout.splitlines() if line.startswith("{")]
+    return [json.loads(line)["label"] for line in run.stdout.splitlines() if line.startswith("{")]
 
 
 def main():

@@ -176,7 +176,7 @@ def evaluate(a, work):
             false_alarms = pool.submit(detect, a.earshot, everything, quiet, method) if os.path.isdir(everything) else None
             per_sound = {}
             for name in names:
-                found = [d for d in jobs[name].result() if d["sound"] == name] if name in jobs else []
+                found = [d for d in jobs[name].result() if d["label"] == name] if name in jobs else []
                 rows = []
                 for offset, snr, kind in plans[name][1]:
                     hit = [d["start"] - offset - ONSET for d in found if offset + ONSET <= d["start"] <= offset + ONSET + 3]
@@ -185,7 +185,7 @@ def evaluate(a, work):
                 per_sound[name] = rows
             quiet_found = false_alarms.result() if false_alarms else []
             for name in names:
-                per_sound[name + " false"] = sum(d["sound"] == name for d in quiet_found)
+                per_sound[name + " false"] = sum(d["label"] == name for d in quiet_found)
             by_bed = {b: sum(BEDS[int(d["start"] // 60) % len(BEDS)] == b for d in quiet_found) for b in BEDS}
             results[method] = (per_sound, len(quiet_found), by_bed)
     report(a, sounds, refused, results, minutes)

@@ -51,7 +51,7 @@ def main():
             out = subprocess.run([a.earshot, "watch", f"{work}/scene.wav", "--data", work, "--cooldown", "0"], capture_output=True, text=True)
             events = [json.loads(line) for line in out.stdout.splitlines() if line.startswith("{")]
             for onset in onsets:
-                near = [e["label"] for e in events if onset - 0.5 <= e["position"] <= onset + 3]
+                near = [e["label"] for e in events if onset - 0.5 <= e["start"] <= onset + 3]
                 rings += 1
                 doubles += len(near) > 1
                 missed += not near

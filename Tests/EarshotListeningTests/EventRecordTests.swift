@@ -1,0 +1,42 @@
+import EarshotHubClient
+import Foundation
+import Testing
+
+/// The one event record every command prints and the hub serves, and the names it had before.
+struct EventRecordTests {
+    func decoded(_ line: String) throws -> EventRecord {
+        try JSONDecoder().decode(EventRecord.self, from: Data(line.utf8))
+    }
+
+    @Test func alertsCarryTheirFormerClassForOneRelease() throws {
+        let record = EventRecord(kind: .alert, label: "siren", start: 12.344, end: 17.8, confidence: 0.9712, formerNames: .alert)
+        #expect(record.jsonLine == #"{"class":"siren","confidence":0.97,"end":17.8,"kind":"alert","label":"siren","start":12.34}"#)
+        #expect(try decoded(record.jsonLine) == EventRecord(kind: .alert, label: "siren", start: 12.34, end: 17.8, confidence: 0.97))
+    }
+
+    @Test func enrolledSoundsCarryTheirFormerSoundAndScore() throws {
+        let line = EventRecord(kind: .sound, label: "front_door", start: 3, end: 4.5, confidence: 0.8126, formerNames: .sound).jsonLine
+        #expect(line == #"{"confidence":0.813,"end":4.5,"kind":"sound","label":"front_door","score":0.813,"sound":"front_door","start":3}"#)
+        // A line a script wrote with the former names alone reads as the same event.
+        let former = try decoded(#"{"sound":"front_door","start":3,"end":4.5,"score":0.813}"#)
+        #expect(former == EventRecord(kind: .sound, label: "front_door", start: 3, end: 4.5, confidence: 0.813))
+        #expect(try decoded(#"{"class":"smoke_alarm","start":1,"end":2,"confidence":0.5}"#).kind == .alert)
+    }
+
+    @Test func liveAnnouncementsHaveATimeAndWatchedFilesAPosition() throws {
+        let live = EventRecord(kind: .sound, label: "washer", time: "2026-11-24T13:46:40.815Z", confidence: 0.71, quiet: false)
+        #expect(live.jsonLine == #"{"confidence":0.71,"kind":"sound","label":"washer","quiet":false,"time":"2026-11-24T13:46:40.815Z"}"#)
+        let watched = EventRecord(kind: .alert, label: "doorbell", start: 4.921, time: "2026-11-24T13:46:40.815Z", confidence: 0.7,
+                                  quiet: false, formerNames: .position)
+        #expect(watched.jsonLine.contains(#""position":4.92"#) && watched.jsonLine.contains(#""start":4.92"#))
+        #expect(try decoded(#"{"kind":"alert","label":"doorbell","position":4.92,"confidence":0.7}"#).start == 4.92)
+    }
+
+    @Test func whatCannotBeWrittenIsLeftOutAndWhatIsMissingIsRefused() throws {
+        let record = EventRecord(kind: .alert, label: "siren", start: .nan, end: .infinity, confidence: .nan)
+        #expect(record.jsonLine == #"{"kind":"alert","label":"siren"}"#)
+        #expect(throws: DecodingError.self) { try decoded(#"{"start":1}"#) }
+        #expect(throws: DecodingError.self) { try decoded(#"{"label":"siren"}"#) }
+        #expect(throws: DecodingError.self) { try decoded(#"{"kind":"party","label":"siren"}"#) }
+    }
+}
