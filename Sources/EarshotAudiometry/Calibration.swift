@@ -57,9 +57,7 @@ public enum Transducer: String, Codable, Sendable, CaseIterable {
 
     public func retspl(atHz frequency: Double) throws -> Double {
         guard let value = referenceThresholds[frequency] else {
-            throw EarshotError.invalidArgument(
-                "\(rawValue) earphones have no reference threshold at \(Int(frequency)) Hz; standard frequencies are "
-                    + frequencies.map { String(Int($0)) }.joined(separator: ", "))
+            throw AudiometryError.noReferenceThreshold(transducer: rawValue, hz: frequency, standardHz: frequencies)
         }
         return value
     }
@@ -118,7 +116,7 @@ public struct CalibrationProfile: Codable, Equatable, Sendable {
         do {
             return try JSONDecoder().decode(CalibrationProfile.self, from: data)
         } catch {
-            throw EarshotError.invalidArgument("\(path): not a calibration profile (\(error.localizedDescription))")
+            throw AudiometryError.notACalibrationProfile(path: path, reason: error.localizedDescription)
         }
     }
 
@@ -146,7 +144,7 @@ public struct Calibration: Sendable {
 
     public init(profile: CalibrationProfile, capDBHL: Double = Calibration.defaultCapDBHL) throws {
         guard capDBHL.isFinite, capDBHL >= 0, capDBHL <= 120 else {
-            throw EarshotError.invalidArgument("the output cap must be 0–120 dB HL, not \(capDBHL)")
+            throw AudiometryError.capOutOfRange(dBHL: capDBHL)
         }
         self.profile = profile
         self.capDBHL = capDBHL
@@ -159,7 +157,7 @@ public struct Calibration: Sendable {
     public func maximumDBHL(_ ear: Ear, atHz frequency: Double) throws -> Double {
         let retspl = try transducer.retspl(atHz: frequency)
         guard let fullScale = profile.fullScale(ear, atHz: frequency) else {
-            throw EarshotError.invalidArgument("calibration '\(profile.name)' has no \(ear.rawValue)-ear measurement at \(Int(frequency)) Hz")
+            throw AudiometryError.notMeasured(profile: profile.name, ear: ear, hz: frequency)
         }
         return min(capDBHL, transducer.safeMaximumSPL - retspl, fullScale - retspl)
     }
@@ -169,8 +167,7 @@ public struct Calibration: Sendable {
     public func digitalLevel(_ ear: Ear, atHz frequency: Double, levelDBHL: Double) throws -> Double {
         let maximum = try maximumDBHL(ear, atHz: frequency)
         guard levelDBHL <= maximum + 1e-9 else {
-            throw EarshotError.invalidArgument(
-                "\(levelDBHL) dB HL at \(Int(frequency)) Hz exceeds the \(maximum) dB HL this set-up may play")
+            throw AudiometryError.aboveMaximum(dBHL: levelDBHL, hz: frequency, maximumDBHL: maximum)
         }
         let spl = levelDBHL + (try transducer.retspl(atHz: frequency))
         return spl - profile.fullScale(ear, atHz: frequency)!

@@ -83,12 +83,12 @@ public struct TestPlan: Sendable {
 
     public init(frequencies: [Double], ears: [Ear] = [.right, .left], maximumDBHL: [Ear: [Double: Double]]) throws {
         guard !frequencies.isEmpty, Set(frequencies).count == frequencies.count else {
-            throw EarshotError.invalidArgument("give each test frequency once")
+            throw AudiometryError.repeatedFrequency
         }
-        guard !ears.isEmpty else { throw EarshotError.invalidArgument("test at least one ear") }
+        guard !ears.isEmpty else { throw AudiometryError.noEar }
         for ear in ears {
             for f in frequencies where maximumDBHL[ear]?[f] == nil {
-                throw EarshotError.invalidArgument("no level limit for the \(ear.rawValue) ear at \(Int(f)) Hz")
+                throw AudiometryError.noLevelLimit(ear: ear, hz: f)
             }
         }
         self.frequencies = frequencies

@@ -29,32 +29,32 @@ public struct PureToneAudiogram: Equatable, Sendable {
     /// Parses `{"left":{"250":20,…},"right":{…}}`; `source` names it in errors.
     public init(json data: Data, source: String) throws {
         guard let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            throw EarshotError.invalidArgument("\(source): not an audiogram (expected {\"left\":{\"250\":20,…},\"right\":{…}})")
+            throw AudiometryError.audiogram(source: source, .notAnAudiogram)
         }
         var table: [Ear: [Double: Double]] = [:]
         for ear in Ear.allCases {
             guard let levels = object[ear.rawValue] as? [String: Any] else {
-                throw EarshotError.invalidArgument("\(source): no \"\(ear.rawValue)\" ear (expected {\"left\":{\"250\":20,…},\"right\":{…}})")
+                throw AudiometryError.audiogram(source: source, .missingEar(ear))
             }
             var ears: [Double: Double] = [:]
             for (key, value) in levels {
                 guard let hz = Double(key), hz.isFinite else {
-                    throw EarshotError.invalidArgument("\(source): \(ear.rawValue) ear: \"\(key)\" is not a frequency in Hz")
+                    throw AudiometryError.audiogram(source: source, .notAFrequency(ear, key))
                 }
                 // (A JSON number arrives as NSNumber, which also bridges to Bool: ask for the type.)
                 guard let number = value as? NSNumber, type(of: value) != Bool.self else {
-                    throw EarshotError.invalidArgument("\(source): \(ear.rawValue) ear at \(key) Hz: \(value) is not a level in dB HL")
+                    throw AudiometryError.audiogram(source: source, .notALevel(ear, hz: key, value: "\(value)"))
                 }
                 ears[hz] = number.doubleValue
             }
             table[ear] = ears
         }
         if let extra = object.keys.first(where: { Ear(rawValue: $0) == nil }) {
-            throw EarshotError.invalidArgument("\(source): unknown key \"\(extra)\" (only \"left\" and \"right\")")
+            throw AudiometryError.audiogram(source: source, .unknownKey(extra))
         }
         thresholds = table
-        do { try validate() } catch EarshotError.invalidArgument(let reason) {
-            throw EarshotError.invalidArgument("\(source): \(reason)")
+        do { try validate() } catch AudiometryError.audiogram(nil, let fault) {
+            throw AudiometryError.audiogram(source: source, fault)
         }
     }
 
@@ -68,16 +68,15 @@ public struct PureToneAudiogram: Equatable, Sendable {
             let table = thresholds[ear] ?? [:]
             for (hz, level) in table {
                 guard (125...16_000).contains(hz) else {
-                    throw EarshotError.invalidArgument("\(ear.rawValue) ear: \(hz) Hz is outside the audiogram's 125 Hz–16 kHz")
+                    throw AudiometryError.audiogram(source: nil, .frequencyOutOfRange(ear, hz: hz))
                 }
                 guard level.isFinite, (-10...120).contains(level) else {
-                    throw EarshotError.invalidArgument("\(ear.rawValue) ear at \(Int(hz)) Hz: \(level) dB HL is outside −10…120")
+                    throw AudiometryError.audiogram(source: nil, .levelOutOfRange(ear, hz: hz, dBHL: level))
                 }
             }
             let missing = Self.requiredHz.filter { table[$0] == nil }
             guard missing.isEmpty else {
-                throw EarshotError.invalidArgument(
-                    "\(ear.rawValue) ear: no threshold at \(missing.map { "\(Int($0)) Hz" }.joined(separator: ", ")) (a fitting needs 500, 1000 and 2000 Hz)")
+                throw AudiometryError.audiogram(source: nil, .missingThresholds(ear, hz: missing))
             }
         }
     }

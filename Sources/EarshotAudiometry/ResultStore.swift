@@ -27,7 +27,7 @@ public final class ResultStore: Sendable {
             pool = try DatabasePool(path: path)
             try Self.migrator.migrate(pool)
         } catch let error as DatabaseError {
-            throw EarshotError.invalidArgument("\(path): not a usable results database (\(error.message ?? "\(error.resultCode)"))")
+            throw AudiometryError.unusableResults(path: path, reason: error.message ?? "\(error.resultCode)")
         } catch {
             throw EarshotError.writeFailed(path: path, reason: error.localizedDescription)
         }
@@ -67,7 +67,7 @@ public final class ResultStore: Sendable {
     @discardableResult
     public func save(_ result: TestResult, person: String, calibration: String, takenAt: Date = Date()) throws -> Int64 {
         let name = person.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !name.isEmpty else { throw EarshotError.invalidArgument("a stored test needs a person's name") }
+        guard !name.isEmpty else { throw AudiometryError.noPersonName }
         let reliability = String(decoding: try JSONEncoder().encode(result.reliability), as: UTF8.self)
         return try pool.write { db in
             try db.execute(sql: "INSERT OR IGNORE INTO person (name) VALUES (?)", arguments: [name])
@@ -101,7 +101,7 @@ public final class ResultStore: Sendable {
             try Row.fetchOne(db, sql: "SELECT test.*, person.name AS person FROM test JOIN person ON person.id = test.personId WHERE test.id = ?", arguments: [id])
                 .map { try Self.test(from: $0, db) }
         }
-        guard let row else { throw EarshotError.invalidArgument("no stored test has id \(id) (run 'earshot audiogram list')") }
+        guard let row else { throw AudiometryError.noStoredTest(id: id) }
         return row
     }
 

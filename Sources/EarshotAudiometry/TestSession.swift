@@ -95,10 +95,10 @@ public final class TestSession {
     /// Records the answer to stimulus `id`; `responseSeconds` is how long the listener took.
     public func respond(id: Int, answer: Answer, responseSeconds: Double? = nil) throws {
         guard let stimulus = outstanding else {
-            throw EarshotError.invalidArgument("no stimulus is waiting for an answer")
+            throw AudiometryError.noStimulusWaiting
         }
         guard stimulus.id == id else {
-            throw EarshotError.invalidArgument("answer for stimulus \(id), but stimulus \(stimulus.id) is waiting")
+            throw AudiometryError.answerForAnother(answered: id, waiting: stimulus.id)
         }
         outstanding = nil
         history.append((stimulus, answer, responseSeconds))

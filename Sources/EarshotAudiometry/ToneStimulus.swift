@@ -32,10 +32,10 @@ public struct ToneStimulus: Sendable {
     public func render(sampleRate: Double) throws -> [[Float]] {
         try EarshotError.validate(sampleRate: sampleRate)
         guard levelDBFS <= 0 else {
-            throw EarshotError.invalidArgument("a tone at \(levelDBFS) dBFS would clip: this set-up cannot play it")
+            throw AudiometryError.toneWouldClip(dBFS: levelDBFS)
         }
         guard frequencyHz > 0, frequencyHz < sampleRate / 2 else {
-            throw EarshotError.invalidArgument("\(Int(frequencyHz)) Hz cannot be played at \(Int(sampleRate)) Hz")
+            throw AudiometryError.toneAboveNyquist(hz: frequencyHz, sampleRate: sampleRate)
         }
         let amplitude = pow(10, levelDBFS / 20)
         let bursts: [(start: Double, length: Double)] =

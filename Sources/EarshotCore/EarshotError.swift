@@ -1,6 +1,19 @@
-/// Every failure Earshot reports. Each case carries enough to write one human sentence;
+/// What every error Earshot reports is to the person who meets it: one sentence, in the words of
+/// the domain (never a command-line flag: the command line adds those), and whether the input was
+/// at fault — a file, an argument, a request (exit code 2, HTTP 400) — or Earshot itself (exit
+/// code 1). Each domain has its typed error (`AudiometryError`, `RoomError`, …); `EarshotError`
+/// holds what every domain shares: files, formats, devices.
+public protocol EarshotFailure: Error, CustomStringConvertible, Sendable {
+    var isBadInput: Bool { get }
+}
+
+extension EarshotFailure {
+    public var isBadInput: Bool { true }
+}
+
+/// The failures every domain shares. Each case carries enough to write one human sentence;
 /// `isBadInput` separates the user's mistakes (exit code 2) from Earshot's own (exit code 1).
-public enum EarshotError: Error, Equatable, CustomStringConvertible, Sendable {
+public enum EarshotError: EarshotFailure, Equatable {
     case fileNotFound(path: String)
     case unreadableAudio(path: String, reason: String)
     case truncatedAudio(path: String, expectedFrames: Int, actualFrames: Int)

@@ -65,7 +65,7 @@ enum SoundCheckDesk {
         return try reply(title: "Sound check: \(shown.isEmpty ? "the recording" : shown)") {
             do {
                 return try SoundCheck(recordingAt: path)
-            } catch let error as EarshotError {
+            } catch let error as EarshotFailure {
                 // The reason without the temporary file's name.
                 throw EarshotError.invalidArgument(error.description.replacingOccurrences(of: path + ": ", with: "").replacingOccurrences(of: path, with: "the recording"))
             }
@@ -76,7 +76,7 @@ enum SoundCheckDesk {
         do {
             let check = try check()
             return Reply(report: check.report, chartSVG: SoundCheckChart.svg(check, title: title))
-        } catch let error as EarshotError {
+        } catch let error as EarshotFailure {
             throw HubRequestError(error.description)
         } catch {
             throw HubRequestError("the recording could not be checked: \(error)")

@@ -32,8 +32,8 @@ struct Earshot: AsyncParsableCommand {
             } else {
                 try command.run()
             }
-        } catch let error as EarshotError {
-            Terminal.error(error.description)
+        } catch let error as EarshotFailure {
+            Terminal.error(Terminal.sentence(for: error))
             Foundation.exit(error.isBadInput ? 2 : 1)
         } catch let code as ExitCode {
             Foundation.exit(code.rawValue)

@@ -1,4 +1,6 @@
 import Atomics
+import EarshotAudiometry
+import EarshotCore
 import EarshotIO
 import Foundation
 
@@ -6,6 +8,14 @@ import Foundation
 enum Terminal {
     static func error(_ message: String) {
         FileHandle.standardError.write(Data("earshot: \(message)\n".utf8))
+    }
+
+    /// A library's sentence, with what only the command line can add: the command to run next.
+    static func sentence(for error: EarshotFailure) -> String {
+        switch error {
+        case AudiometryError.noStoredTest: "\(error) (run 'earshot audiogram list')"
+        default: error.description
+        }
     }
 
     static func note(_ message: String) {

@@ -14,16 +14,16 @@ import Testing
         #expect(try calibration.maximumDBHL(.left, atHz: 1000) == 100, "the default cap")
         // At 125 Hz full scale is 100 dB SPL and RETSPL 45: only 55 dB HL can be reached.
         #expect(try calibration.maximumDBHL(.left, atHz: 125) == 55)
-        #expect(throws: EarshotError.self) { try calibration.digitalLevel(.left, atHz: 1000, levelDBHL: 105) }
-        #expect(throws: EarshotError.self) { try calibration.digitalLevel(.right, atHz: 125, levelDBHL: 10) }
-        #expect(throws: EarshotError.self) { try calibration.digitalLevel(.left, atHz: 1234, levelDBHL: 10) }
+        #expect(throws: AudiometryError.aboveMaximum(dBHL: 105, hz: 1000, maximumDBHL: 100)) { try calibration.digitalLevel(.left, atHz: 1000, levelDBHL: 105) }
+        #expect(throws: AudiometryError.notMeasured(profile: "bench", ear: .right, hz: 125)) { try calibration.digitalLevel(.right, atHz: 125, levelDBHL: 10) }
+        #expect(throws: AudiometryError.self) { try calibration.digitalLevel(.left, atHz: 1234, levelDBHL: 10) }
     }
 
     @Test func transducerSafeMaximumBindsBelowTheCap() throws {
         let loud = CalibrationProfile(name: "loud", transducer: .insert, fullScaleSPL: [.left: [1000: 140]])
         let calibration = try Calibration(profile: loud, capDBHL: 120)
         #expect(try calibration.maximumDBHL(.left, atHz: 1000) == 120 - 5.5, "ER-3A never above 120 dB SPL")
-        #expect(throws: EarshotError.self) { try Calibration(profile: loud, capDBHL: 130) }
+        #expect(throws: AudiometryError.capOutOfRange(dBHL: 130)) { try Calibration(profile: loud, capDBHL: 130) }
     }
 
     @Test func biologicalProfileMakesTheListenersThresholdZeroHL() throws {
@@ -41,7 +41,7 @@ import Testing
         try profile.save(path: path)
         #expect(try CalibrationProfile.load(path: path) == profile)
         try Data("{not json".utf8).write(to: URL(fileURLWithPath: path))
-        #expect(throws: EarshotError.self) { try CalibrationProfile.load(path: path) }
+        #expect(throws: AudiometryError.self) { try CalibrationProfile.load(path: path) }
     }
 
     @Test func retsplTablesAreThePublishedOnes() throws {
@@ -65,6 +65,6 @@ import Testing
         #expect(abs(tone[0]) < 1e-6 && tone[..<240].map { abs($0) }.max()! < 0.05, "raised-cosine onset")
         let pulsed = try ToneStimulus(frequencyHz: 500, levelDBFS: -30, ear: .left).render(sampleRate: 16_000)
         #expect(pulsed[0][Int(0.3 * 16_000)] == 0, "silence between pulses")
-        #expect(throws: EarshotError.self) { try ToneStimulus(frequencyHz: 1000, levelDBFS: 3, ear: .left).render(sampleRate: 48_000) }
+        #expect(throws: AudiometryError.toneWouldClip(dBFS: 3)) { try ToneStimulus(frequencyHz: 1000, levelDBFS: 3, ear: .left).render(sampleRate: 48_000) }
     }
 }

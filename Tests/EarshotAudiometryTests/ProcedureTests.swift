@@ -88,10 +88,10 @@ struct IdealListener {
         let session = TestSession(procedure: HughsonWestlake(plan: try plan([1000])), transducer: .supraAural, seed: 4)
         let first = try #require(session.next())
         #expect(first.id == 1 && session.next() == first)
-        #expect(throws: EarshotError.self) { try session.respond(id: 2, answer: .notHeard) }
+        #expect(throws: AudiometryError.answerForAnother(answered: 2, waiting: 1)) { try session.respond(id: 2, answer: .notHeard) }
         try session.respond(id: 1, answer: .heard(.right))
         #expect(session.next()?.id == 2)
-        #expect(throws: EarshotError.self) { try session.respond(id: 1, answer: .notHeard) }
+        #expect(throws: AudiometryError.answerForAnother(answered: 1, waiting: 2)) { try session.respond(id: 1, answer: .notHeard) }
     }
 
     @Test func catchTrialsSeparateNoisyFromReliableListeners() throws {
@@ -197,15 +197,15 @@ struct IdealListener {
         #expect(all.map(\.id) == [second, first])
         let stored = try store.test(id: first)
         #expect(stored.person == "Ada" && stored.result == result)
-        #expect(throws: EarshotError.self) { try store.test(id: 999) }
-        #expect(throws: EarshotError.self) { try store.save(result, person: "  ", calibration: "x") }
+        #expect(throws: AudiometryError.noStoredTest(id: 999)) { try store.test(id: 999) }
+        #expect(throws: AudiometryError.noPersonName) { try store.save(result, person: "  ", calibration: "x") }
     }
 
     @Test func refusesAFileThatIsNotADatabase() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("not-db-\(UUID()).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: path) }
         try Data(repeating: 7, count: 4096).write(to: URL(fileURLWithPath: path))
-        #expect(throws: EarshotError.self) { try ResultStore(path: path) }
+        #expect(throws: AudiometryError.self) { try ResultStore(path: path) }
     }
 }
 

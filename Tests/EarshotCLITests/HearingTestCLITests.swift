@@ -95,7 +95,7 @@ func driveProtocol(_ arguments: [String], threshold: Double, environment dir: UR
             let fitText = try earshot("fit", "--audiogram", "1", "--db", db)
             #expect(fitText.stdout.hasPrefix("Hearing-aid fitting: Earshot WDRC") && fitText.stdout.contains("input speech at 50 (soft)"), "\(fitText.stdout)")
             let missing = try earshot("fit", "--audiogram", "2", "--db", db)
-            #expect(missing.status == 2 && missing.stderr.contains("no stored test has id 2"), "\(missing.stderr)")
+            #expect(missing.status == 2 && missing.stderr.contains("no stored test has id 2 (run 'earshot audiogram list')"), "\(missing.stderr)")
         }
     }
 

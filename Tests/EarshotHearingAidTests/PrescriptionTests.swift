@@ -113,7 +113,7 @@ import Testing
             do {
                 _ = try PureToneAudiogram(json: Data(json.utf8), source: "a.json")
                 Issue.record("accepted \(json)")
-            } catch let error as EarshotError {
+            } catch let error as AudiometryError {
                 #expect(error.description.contains(reason) && error.description.contains("a.json"), "\(error.description)")
             }
         }
