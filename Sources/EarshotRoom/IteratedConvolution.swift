@@ -18,13 +18,13 @@ public struct IteratedConvolution {
 
     public init(source: [[Float]], response: [[Float]]) throws {
         guard let sourceLength = source.first?.count, sourceLength > 0, source.allSatisfy({ $0.count == sourceLength }) else {
-            throw EarshotError.invalidArgument("the source has no samples")
+            throw RoomError.silentSource
         }
         guard let responseLength = response.first?.count, responseLength > 0, response.allSatisfy({ $0.count == responseLength }) else {
-            throw EarshotError.invalidArgument("the impulse response has no samples")
+            throw RoomError.emptyResponse
         }
         guard response.contains(where: { $0.contains { $0 != 0 } }) else {
-            throw EarshotError.invalidArgument("the impulse response is silent: every generation would be silence")
+            throw RoomError.silentResponse
         }
         channelCount = try Convolution.outputChannelCount(source.count, response.count)
         self.source = source
@@ -42,10 +42,9 @@ public struct IteratedConvolution {
         through last: Int, wanted: Set<Int>, progress: ((Int) -> Void)? = nil,
         deliver: (_ generation: Int, _ channels: [[Float]]) throws -> Void
     ) throws {
-        guard last >= 1 else { throw EarshotError.invalidArgument("the number of generations must be at least 1") }
+        guard last >= 1 else { throw RoomError.noGeneration }
         guard length(ofGeneration: last) <= Self.maximumFrames else {
-            throw EarshotError.invalidArgument(
-                "generation \(last) would be \(length(ofGeneration: last)) frames long, more than the \(Self.maximumFrames) one transform can hold; use fewer generations or a shorter response")
+            throw RoomError.generationTooLong(generation: last, frames: length(ofGeneration: last), maximumFrames: Self.maximumFrames)
         }
         let size = RealFFT.fastSize(atLeast: length(ofGeneration: last))
         let fft = RealFFT(size: size)
@@ -87,8 +86,7 @@ public struct IteratedConvolution {
                 let gain = pow(scales[c], Double(k))
                 let samples = (0..<frames).map { Float(Double(fft.time[$0]) * gain) }
                 guard gain < Double(Float.greatestFiniteMagnitude), samples.allSatisfy({ $0.isFinite }) else {
-                    throw EarshotError.invalidArgument(
-                        "generation \(k) grows beyond the range of 32-bit samples; normalise it (--normalize peak or loudness)")
+                    throw RoomError.generationOverflows(generation: k)
                 }
                 channels.append(samples)
             }

@@ -29,7 +29,7 @@ public enum RoomAnalysis {
     public static func analyze(_ response: [Float], sampleRate: Double) throws -> [RoomParameters] {
         try EarshotError.validate(sampleRate: sampleRate)
         guard response.contains(where: { $0 != 0 }) else {
-            throw EarshotError.invalidArgument("the impulse response is silent")
+            throw RoomError.silentImpulseResponse
         }
         let onset = directSoundIndex(response)
         var results = [parameters(response, onset: onset, sampleRate: sampleRate, band: nil)]

@@ -18,10 +18,10 @@ public struct ShoeboxRoom: Sendable {
 
     public init(width: Double, depth: Double, height: Double, absorption: Double) throws {
         guard [width, depth, height].allSatisfy({ $0.isFinite && $0 > 0 && $0 <= 1000 }) else {
-            throw EarshotError.invalidArgument("room dimensions must be between 0 and 1000 m, not \(width)x\(depth)x\(height)")
+            throw RoomError.dimensions(width: width, depth: depth, height: height)
         }
         guard absorption.isFinite, absorption > 0, absorption <= 1 else {
-            throw EarshotError.invalidArgument("wall absorption must be in (0, 1], not \(absorption)")
+            throw RoomError.absorption(absorption)
         }
         (self.width, self.depth, self.height, self.absorption) = (width, depth, height, absorption)
     }
@@ -35,16 +35,16 @@ public struct ShoeboxRoom: Sendable {
     /// `predictedT30(absorption:)`.
     public init(width: Double, depth: Double, height: Double, rt60: Double) throws {
         guard rt60.isFinite, rt60 > 0, rt60 <= 20 else {
-            throw EarshotError.invalidArgument("RT60 must be between 0 and 20 s, not \(rt60)")
+            throw RoomError.rt60OutOfRange(seconds: rt60)
         }
         let trial = try ShoeboxRoom(width: width, depth: depth, height: height, absorption: 0.5)
         // T30 falls as absorption rises: bisect on log α.
         var low = log(1e-4), high = log(0.9999)
         guard trial.predictedT30(absorption: exp(high)) < rt60 else {
-            throw EarshotError.invalidArgument("a \(width)x\(depth)x\(height) m room cannot be as dry as RT60 \(rt60) s")
+            throw RoomError.tooDry(width: width, depth: depth, height: height, rt60: rt60)
         }
         guard trial.predictedT30(absorption: exp(low)) > rt60 else {
-            throw EarshotError.invalidArgument("a \(width)x\(depth)x\(height) m room cannot reverberate as long as \(rt60) s")
+            throw RoomError.tooLive(width: width, depth: depth, height: height, rt60: rt60)
         }
         for _ in 0..<50 {
             let middle = (low + high) / 2
@@ -127,23 +127,21 @@ public struct ShoeboxRoom: Sendable {
     ) throws -> [Float] {
         try EarshotError.validate(sampleRate: sampleRate)
         guard contains(source), contains(microphone) else {
-            throw EarshotError.invalidArgument("source and microphone must be inside the \(width)x\(depth)x\(height) m room")
+            throw RoomError.outsideRoom(width: width, depth: depth, height: height)
         }
         let duration = durationSeconds ?? max(0.05, 1.25 * predictedT30(absorption: absorption))
         guard duration.isFinite, duration > 0, duration <= 60 else {
-            throw EarshotError.invalidArgument("the response would last \(duration) s; at most 60 s is simulated")
+            throw RoomError.responseTooLong(seconds: duration)
         }
         if let maxOrder, maxOrder < 0 || maxOrder > 200 {
-            throw EarshotError.invalidArgument("the reflection order must be 0–200, not \(maxOrder)")
+            throw RoomError.reflectionOrder(maxOrder)
         }
         let reach = duration * speedOfSound
         let reflection = (1 - absorption).squareRoot()
         // Images fill space at one per room volume: refuse what would not finish or fit.
         let imageCount = maxOrder.map { 4.0 / 3 * pow(Double($0 + 1), 3) } ?? 4.0 / 3 * Double.pi * pow(reach, 3) / volume
         guard imageCount <= Self.maximumImages else {
-            throw EarshotError.invalidArgument(String(
-                format: "this room needs about %.1e image sources (at most %.0e): use a larger room, a shorter RT60 or duration, or --max-order",
-                imageCount, Self.maximumImages))
+            throw RoomError.tooManyImages(count: imageCount, maximum: Self.maximumImages)
         }
 
         // Allen–Berkley: along each axis the image at lattice index n with parity q sits at
@@ -194,7 +192,7 @@ public struct ShoeboxRoom: Sendable {
         let raw = response.map(Float.init)
         guard let highPassHz else { return raw }
         guard highPassHz > 0, highPassHz < sampleRate / 2 else {
-            throw EarshotError.invalidArgument("the high-pass must lie between 0 Hz and Nyquist, not \(highPassHz) Hz")
+            throw RoomError.highPass(hz: highPassHz)
         }
         return BiquadFilter(.highPass, frequencyHz: highPassHz, sampleRate: sampleRate).zeroPhase(raw, sampleRate: sampleRate)
     }

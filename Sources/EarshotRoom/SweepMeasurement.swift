@@ -22,13 +22,12 @@ public struct ExponentialSweep: Sendable {
         try EarshotError.validate(sampleRate: sampleRate)
         let top = endHz ?? min(20_000, 0.45 * sampleRate)
         guard startHz > 0, top > startHz * 2, top < sampleRate / 2 else {
-            throw EarshotError.invalidArgument(
-                "the sweep must run from above 0 Hz to below Nyquist (\(Int(sampleRate / 2)) Hz) over at least an octave, not \(startHz)–\(top) Hz")
+            throw RoomError.sweepRange(startHz: startHz, endHz: top, nyquistHz: sampleRate / 2)
         }
         guard durationSeconds.isFinite, durationSeconds >= 0.1, durationSeconds <= 120 else {
-            throw EarshotError.invalidArgument("the sweep must last 0.1–120 s, not \(durationSeconds)")
+            throw RoomError.sweepDuration(seconds: durationSeconds)
         }
-        guard amplitude > 0, amplitude <= 1 else { throw EarshotError.invalidArgument("sweep amplitude must be in (0, 1]") }
+        guard amplitude > 0, amplitude <= 1 else { throw RoomError.sweepAmplitude }
         self.startHz = startHz
         self.endHz = top
         self.durationSeconds = durationSeconds
@@ -65,8 +64,7 @@ public struct ExponentialSweep: Sendable {
     /// where the sweep carries no energy, are left near zero rather than amplified noise.
     public func deconvolve(_ recording: [Float], responseSeconds: Double? = nil, harmonicCount: Int = 4) throws -> Responses {
         guard recording.count > signal.count else {
-            throw EarshotError.invalidArgument(
-                "the recording (\(recording.count) frames) must be longer than the sweep (\(signal.count) frames): it must hold the sweep and the room's tail")
+            throw RoomError.recordingShorterThanSweep(recordingFrames: recording.count, sweepFrames: signal.count)
         }
         guard recording.allSatisfy({ $0.isFinite }) else { throw EarshotError.nonFiniteSamples(path: "recording", frame: 0) }
         let size = RealFFT.fastSize(atLeast: recording.count + signal.count)

@@ -2,6 +2,7 @@ import Atomics
 import EarshotAudiometry
 import EarshotCore
 import EarshotIO
+import EarshotRoom
 import Foundation
 
 /// Everything the CLI says goes through here: results to stdout, diagnostics and progress to stderr.
@@ -14,6 +15,8 @@ enum Terminal {
     static func sentence(for error: EarshotFailure) -> String {
         switch error {
         case AudiometryError.noStoredTest: "\(error) (run 'earshot audiogram list')"
+        case RoomError.generationOverflows: "\(error) (--normalize peak or loudness)"
+        case RoomError.tooManyImages: "\(error) (--max-order)"
         default: error.description
         }
     }

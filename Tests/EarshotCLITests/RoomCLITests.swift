@@ -105,6 +105,8 @@ import Testing
         (["room", "simulate", "--size", "5x4", "--rt60", "0.5", "--source", "1,1,1", "--mic", "2,2,2", "-o", "o.wav"], "--size"),
         (["room", "simulate", "--size", "5x4x3", "--rt60", "0.5", "--source", "9,1,1", "--mic", "2,2,2", "-o", "o.wav"], "inside"),
         (["room", "simulate", "--size", "5x4x3", "--source", "1,1,1", "--mic", "2,2,2", "-o", "o.wav"], "exactly one"),
+        // The library says what is wrong; the command line adds the option that helps.
+        (["room", "simulate", "--size", "1x1x1", "--absorption", "0.01", "--source", "0.5,0.5,0.5", "--mic", "0.3,0.3,0.3", "--rate", "8000", "-o", "o.wav"], "image sources (at most 1e+07): use a larger room, a shorter RT60 or duration, or a lower reflection order (--max-order)"),
         (["room", "measure", "--recorded", "src.wav", "--sweep-seconds", "5", "-o", "o.wav"], "longer than the sweep"),
         (["room", "analyze", "silent.wav"], "silent"),
         (["room", "iterate", "src.wav", "--ir", "ir.wav", "--generations", "2", "-o", "o.wav", "--all", "ir.wav"], "not a folder"),

@@ -45,7 +45,7 @@ func toyResponse(count: Int, seed: UInt64) -> [Float] {
             for _ in 0..<6 { reference = directConvolution(reference, h.map(Double.init)) }
             #expect(relativeError(channels[0], reference) <= 1e-4)
         }
-        #expect(throws: EarshotError.self) { try iteration.run(through: 32, wanted: [32]) { _, _ in } }
+        #expect(throws: RoomError.self) { try iteration.run(through: 32, wanted: [32]) { _, _ in } }
     }
 
     @Test func stereoAndMonoCombinations() throws {
@@ -61,10 +61,10 @@ func toyResponse(count: Int, seed: UInt64) -> [Float] {
             }
         }
         #expect(throws: EarshotError.self) { try IteratedConvolution(source: [mono, mono, mono], response: [left, right]) }
-        #expect(throws: EarshotError.self) { try IteratedConvolution(source: [mono], response: [[0, 0, 0]]) }
-        #expect(throws: EarshotError.self) { try IteratedConvolution(source: [[]], response: [left]) }
+        #expect(throws: RoomError.silentResponse) { try IteratedConvolution(source: [mono], response: [[0, 0, 0]]) }
+        #expect(throws: RoomError.silentSource) { try IteratedConvolution(source: [[]], response: [left]) }
         let huge = try IteratedConvolution(source: [mono], response: [[Float](repeating: 0.001, count: 1 << 20)])
-        #expect(throws: EarshotError.self) { try huge.run(through: 200, wanted: [200]) { _, _ in } }
+        #expect(throws: RoomError.self) { try huge.run(through: 200, wanted: [200]) { _, _ in } }
     }
 
     @Test func normalizationKeepsBalanceAndCeilings() {

@@ -61,7 +61,7 @@ func fixture<T: Decodable>(_ name: String, as type: T.Type) throws -> T {
 
     @Test func refusesRoomsThatWouldNeedTooManyImages() throws {
         let closet = try ShoeboxRoom(width: 1, depth: 1, height: 1, absorption: 0.01)
-        #expect(throws: EarshotError.self) {
+        #expect(throws: RoomError.self) {
             try closet.impulseResponse(source: RoomPoint(0.5, 0.5, 0.5), microphone: RoomPoint(0.3, 0.3, 0.3), sampleRate: 8000, durationSeconds: 20)
         }
         // The same closet with a bounded order is fine.
@@ -70,9 +70,9 @@ func fixture<T: Decodable>(_ name: String, as type: T.Type) throws -> T {
     }
 
     @Test func refusesImpossibleRooms() {
-        #expect(throws: EarshotError.self) { try ShoeboxRoom(width: 0, depth: 4, height: 3, rt60: 0.5) }
-        #expect(throws: EarshotError.self) { try ShoeboxRoom(width: 5, depth: 4, height: 3, rt60: -1) }
-        #expect(throws: EarshotError.self) {
+        #expect(throws: RoomError.dimensions(width: 0, depth: 4, height: 3)) { try ShoeboxRoom(width: 0, depth: 4, height: 3, rt60: 0.5) }
+        #expect(throws: RoomError.rt60OutOfRange(seconds: -1)) { try ShoeboxRoom(width: 5, depth: 4, height: 3, rt60: -1) }
+        #expect(throws: RoomError.outsideRoom(width: 5, depth: 4, height: 3)) {
             try ShoeboxRoom(width: 5, depth: 4, height: 3, rt60: 0.5)
                 .impulseResponse(source: RoomPoint(6, 1, 1), microphone: RoomPoint(1, 1, 1), sampleRate: 16_000)
         }
@@ -121,7 +121,7 @@ func fixture<T: Decodable>(_ name: String, as type: T.Type) throws -> T {
         #expect(abs(try #require(broadband.c50) - 20) < 0.01)
         #expect(abs(try #require(broadband.c80) - 20) < 0.01)
         #expect(abs(try #require(broadband.drr) - 20) < 0.01)
-        #expect(throws: EarshotError.self) { try RoomAnalysis.analyze([0, 0, 0], sampleRate: 16_000) }
+        #expect(throws: RoomError.silentImpulseResponse) { try RoomAnalysis.analyze([0, 0, 0], sampleRate: 16_000) }
     }
 }
 

@@ -78,9 +78,9 @@ import Testing
     }
 
     @Test func refusesWhatCannotBeMeasured() {
-        #expect(throws: EarshotError.self) { try ExponentialSweep(startHz: 20, endHz: 9000, durationSeconds: 1, sampleRate: 16_000) }
-        #expect(throws: EarshotError.self) { try ExponentialSweep(durationSeconds: 0, sampleRate: 16_000) }
-        #expect(throws: EarshotError.self) {
+        #expect(throws: RoomError.sweepRange(startHz: 20, endHz: 9000, nyquistHz: 8000)) { try ExponentialSweep(startHz: 20, endHz: 9000, durationSeconds: 1, sampleRate: 16_000) }
+        #expect(throws: RoomError.sweepDuration(seconds: 0)) { try ExponentialSweep(durationSeconds: 0, sampleRate: 16_000) }
+        #expect(throws: RoomError.recordingShorterThanSweep(recordingFrames: 100, sweepFrames: 16_000)) {
             try ExponentialSweep(durationSeconds: 1, sampleRate: 16_000).deconvolve([Float](repeating: 0, count: 100))
         }
     }
