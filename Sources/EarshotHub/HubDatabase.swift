@@ -24,7 +24,7 @@ public final class HubDatabase: Sendable {
             // connection lives as long as the pool, so FULL set on it here holds for every write.
             try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = FULL") }
         } catch let error as DatabaseError {
-            throw EarshotError.invalidArgument("\(path): not a usable hub database (\(error.message ?? "\(error.resultCode)"))")
+            throw HubError.unusableDatabase(path: path, reason: error.message ?? "\(error.resultCode)")
         } catch {
             throw EarshotError.writeFailed(path: path, reason: error.localizedDescription)
         }

@@ -40,14 +40,14 @@ public struct HubConfiguration: Sendable {
     public func check() throws {
         var isFolder: ObjCBool = false
         if FileManager.default.fileExists(atPath: directory, isDirectory: &isFolder), !isFolder.boolValue {
-            throw EarshotError.invalidArgument("--data \(directory) is a file, not a folder")
+            throw HubError.dataFolderIsAFile(directory)
         }
         guard port != 0 else { return }
         var hints = addrinfo(), found: UnsafeMutablePointer<addrinfo>?
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         hints.ai_flags = AI_PASSIVE
         guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else {
-            throw EarshotError.invalidArgument("--host \(host) is not an address of this machine")
+            throw HubError.notAnAddressHere(host: host)
         }
         defer { freeaddrinfo(found) }
         let socket = Foundation.socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
@@ -56,8 +56,7 @@ public struct HubConfiguration: Sendable {
         var on: Int32 = 1  // as the server binds: a port in TIME_WAIT is free
         setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &on, socklen_t(MemoryLayout<Int32>.size))
         if bind(socket, address.pointee.ai_addr, address.pointee.ai_addrlen) != 0 {
-            let reason = errno == EADDRINUSE ? "is in use (another hub?): choose another with --port" : String(cString: strerror(errno))
-            throw EarshotError.invalidArgument("port \(port) on \(host) \(reason)")
+            throw errno == EADDRINUSE ? HubError.portInUse(port, host: host) : HubError.cannotBind(port, host: host, reason: String(cString: strerror(errno)))
         }
     }
 }

@@ -49,7 +49,7 @@ public final class SoundStore: Sendable {
     /// `earshot sounds` names: what a person would call a sound, safe in MQTT topics and URLs.
     public static func validate(name: String) throws {
         guard (1...40).contains(name.count), name.allSatisfy({ ($0.isLetter && $0.isASCII) || $0.isNumber || $0 == "_" || $0 == "-" }) else {
-            throw EarshotError.invalidArgument("a sound's name is 1–40 letters, digits, _ and - (like front_door), not '\(name)'")
+            throw HubError.soundName(name)
         }
     }
 
@@ -58,7 +58,7 @@ public final class SoundStore: Sendable {
         try Self.validate(name: name)
         try pool.write { db in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM sound WHERE name = ?", arguments: [name]) == true {
-                throw EarshotError.invalidArgument("a sound named '\(name)' is already enrolled (earshot sounds remove \(name) first)")
+                throw HubError.soundEnrolled(name)
             }
             let now = Date().timeIntervalSince1970
             try db.execute(sql: "INSERT INTO sound (name, enrolled) VALUES (?, ?)", arguments: [name, now])
@@ -70,7 +70,7 @@ public final class SoundStore: Sendable {
     public func add(_ clip: Clip, to name: String) throws {
         try pool.write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM sound WHERE name = ?", arguments: [name]) == true else {
-                throw EarshotError.invalidArgument("no sound named '\(name)' is enrolled (earshot sounds list)")
+                throw HubError.noSuchSound(name)
             }
             try Self.insert(clip, for: name, at: Date().timeIntervalSince1970, db)
         }

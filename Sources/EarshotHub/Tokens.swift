@@ -13,7 +13,7 @@ public struct TokenStore: Sendable {
     public func all() throws -> [String] {
         guard FileManager.default.fileExists(atPath: path) else { return [] }
         guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
-            throw EarshotError.invalidArgument("cannot read the tokens file \(path)")
+            throw HubError.unreadableTokens(path: path)
         }
         return text.split(whereSeparator: \.isNewline).map(String.init).filter { !$0.isEmpty }
     }

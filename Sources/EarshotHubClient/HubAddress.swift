@@ -11,9 +11,9 @@ public struct HubAddress: Sendable {
     public init(url text: String, token: String) throws {
         guard let url = URL(string: text.hasSuffix("/") ? String(text.dropLast()) : text), let scheme = url.scheme,
               ["http", "https"].contains(scheme), url.host != nil else {
-            throw EarshotError.invalidArgument("--hub must be an http:// or https:// URL, not '\(text)'")
+            throw HubClientError.notAHubURL(text)
         }
-        guard !token.isEmpty else { throw EarshotError.invalidArgument("--hub needs --token (earshot token create on the hub)") }
+        guard !token.isEmpty else { throw HubClientError.noToken }
         self.url = url
         self.token = token
     }

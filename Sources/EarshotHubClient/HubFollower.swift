@@ -31,7 +31,7 @@ public struct HubFollower: Sendable {
             do {
                 let response = try await client.execute(request, timeout: .hours(24 * 365))
                 guard response.status == .ok else {
-                    if response.status == .unauthorized { throw EarshotError.invalidArgument("the hub refused the token") }
+                    if response.status == .unauthorized { throw HubClientError.tokenRefused }
                     throw EarshotError.deviceFailure("the hub answered \(response.status.code)")
                 }
                 if saidUnreachable { status("connected to the hub") }
@@ -49,7 +49,7 @@ public struct HubFollower: Sendable {
                 }
                 if last == nil { last = 0 }
                 status("the hub closed the stream; reconnecting")
-            } catch let error as EarshotError where error.isBadInput {
+            } catch let error as EarshotFailure where error.isBadInput {
                 throw error
             } catch {
                 if Task.isCancelled { return }

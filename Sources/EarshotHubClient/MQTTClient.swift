@@ -27,7 +27,7 @@ public final class MQTTClient: @unchecked Sendable {
     /// thread. Throws with the broker's address when it cannot be reached.
     public init(url: String, clientID: String, will: Will?) throws {
         guard let parsed = URL(string: url), parsed.scheme == "mqtt", let host = parsed.host, !host.isEmpty else {
-            throw EarshotError.invalidArgument("--mqtt must be mqtt://HOST[:PORT], not '\(url)'")
+            throw HubClientError.notABrokerURL(url)
         }
         self.host = host
         port = parsed.port ?? 1883

@@ -134,7 +134,7 @@ struct HubOptions: ParsableArguments {
 
     func validate() throws {
         if let hub {
-            do { _ = try HubAddress(url: hub, token: token ?? "") } catch { throw ValidationError("\(error)") }
+            do { _ = try HubAddress(url: hub, token: token ?? "") } catch let error as EarshotFailure { throw ValidationError(Terminal.sentence(for: error)) }
         }
         if hub == nil, token != nil { throw ValidationError("--token is for --hub") }
     }

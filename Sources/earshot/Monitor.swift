@@ -28,7 +28,9 @@ struct Monitor: AsyncParsableCommand {
     var notify = false
 
     func validate() throws {
-        do { _ = try HubAddress(url: url ?? "http://hub.local", token: token) } catch { throw ValidationError("\(error)") }
+        do { _ = try HubAddress(url: url ?? "http://hub.local", token: token) } catch let error as EarshotFailure {
+            throw ValidationError(Terminal.sentence(for: error, hubOption: "<url>"))
+        }
         if let since, since < 0 { throw ValidationError("--since must be an event id, 0 or more") }
     }
 

@@ -34,7 +34,7 @@ struct SoundsCommand: ParsableCommand {
         @OptionGroup var data: DataFolderOption
 
         func validate() throws {
-            do { try SoundStore.validate(name: name) } catch { throw ValidationError("\(error)") }
+            do { try SoundStore.validate(name: name) } catch let error as EarshotFailure { throw ValidationError(Terminal.sentence(for: error)) }
             guard (1...3).contains(files.count) else { throw ValidationError("give one to three recordings of the sound, not \(files.count)") }
         }
 

@@ -1,6 +1,8 @@
 import Atomics
 import EarshotAudiometry
 import EarshotCore
+import EarshotHub
+import EarshotHubClient
 import EarshotIO
 import EarshotRoom
 import Foundation
@@ -11,12 +13,21 @@ enum Terminal {
         FileHandle.standardError.write(Data("earshot: \(message)\n".utf8))
     }
 
-    /// A library's sentence, with what only the command line can add: the command to run next.
-    static func sentence(for error: EarshotFailure) -> String {
+    /// A library's sentence, with what only the command line can add: the option at fault, the
+    /// command to run next. `hubOption` is the option that names the hub.
+    static func sentence(for error: EarshotFailure, hubOption: String = "--hub") -> String {
         switch error {
         case AudiometryError.noStoredTest: "\(error) (run 'earshot audiogram list')"
         case RoomError.generationOverflows: "\(error) (--normalize peak or loudness)"
         case RoomError.tooManyImages: "\(error) (--max-order)"
+        case HubClientError.notAHubURL(let text): "\(hubOption) must be an http:// or https:// URL, not '\(text)'"
+        case HubClientError.noToken: "\(hubOption) needs --token (earshot token create on the hub)"
+        case HubClientError.notABrokerURL(let text): "--mqtt must be mqtt://HOST[:PORT], not '\(text)'"
+        case HubError.dataFolderIsAFile(let path): "--data \(path) is a file, not a folder"
+        case HubError.notAnAddressHere(let host): "--host \(host) is not an address of this machine"
+        case HubError.portInUse: "\(error): choose another with --port"
+        case HubError.soundEnrolled(let name): "\(error) (earshot sounds remove \(name) first)"
+        case HubError.noSuchSound: "\(error) (earshot sounds list)"
         default: error.description
         }
     }
