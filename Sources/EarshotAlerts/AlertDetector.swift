@@ -67,7 +67,7 @@ public final class AlertDetector: AudioProcessor {
         case AlertFeatures.sampleRate: decimator = nil
         case 3 * AlertFeatures.sampleRate: decimator = Decimator(factor: 3)
         default:
-            throw EarshotError.invalidArgument("the alert detector runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
+            throw EarshotError.rateNotRun(what: "the alert detector", supportedHz: [AlertFeatures.sampleRate, 3 * AlertFeatures.sampleRate], rate: spec.sampleRate)
         }
         mono = [Float](repeating: 0, count: spec.maximumBlockFrames)
         reset()

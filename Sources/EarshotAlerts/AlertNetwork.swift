@@ -51,7 +51,7 @@ public final class AlertNetwork {
     /// The network shipped with Earshot.
     public static func bundled() throws -> AlertNetwork {
         guard let url = Bundle.module.url(forResource: "AlertDetector", withExtension: "safetensors") else {
-            throw EarshotError.invalidArgument("the alert detector's weights (AlertDetector.safetensors) are missing from this build")
+            throw ModelError.missing(model: "the alert detector", file: "AlertDetector.safetensors")
         }
         return try AlertNetwork(SafeTensors(contentsOf: url))
     }
@@ -62,7 +62,7 @@ public final class AlertNetwork {
         if let text = model.metadata["embedding"] {
             // The same network mapping a window to a point on the unit sphere (`SoundEmbedding`).
             guard let size = Int(text), (2...1024).contains(size) else {
-                throw EarshotError.invalidArgument("the model's embedding '\(text)' is not a size from 2 to 1024")
+                throw ModelError.metadata(key: "embedding", value: text, expected: "a size from 2 to 1024")
             }
             outputs = size
         } else if let classes = model.metadata["classes"] {
@@ -70,8 +70,7 @@ public final class AlertNetwork {
             let kinds = names.dropFirst(Self.classes.count)
             guard Array(names.prefix(Self.classes.count)) == Self.classes, kinds.allSatisfy(Self.backgroundKinds.contains),
                   Set(kinds).count == kinds.count else {
-                throw EarshotError.invalidArgument("the model's classes are \(classes), not \(Self.classes.joined(separator: ",")) "
-                                                   + "and at most \(Self.backgroundKinds.joined(separator: ", ")) after them")
+                throw ModelError.classes(found: classes, expected: Self.classes, backgrounds: Self.backgroundKinds)
             }
             outputs = names.count
         }
@@ -80,7 +79,7 @@ public final class AlertNetwork {
         if let text = model.metadata["window"] {
             // At least 8 frames, so the three poolings leave a row; at most 10 s of context.
             guard let frames = Int(text), (8...500).contains(frames) else {
-                throw EarshotError.invalidArgument("the model's window '\(text)' is not a number of frames from 8 to 500")
+                throw ModelError.metadata(key: "window", value: text, expected: "a number of frames from 8 to 500")
             }
             window = frames
         }
@@ -91,7 +90,7 @@ public final class AlertNetwork {
         var cin = 2  // log-mel and tonality
         for i in 0..<Self.convolutionCount {
             guard let shape = model.tensors["conv\(i).weight"]?.shape, shape.count == 4, (1...1024).contains(shape[0]) else {
-                throw EarshotError.invalidArgument("the model has no usable tensor conv\(i).weight")
+                throw ModelError.unusableTensor("conv\(i).weight")
             }
             let cout = shape[0]
             defer { cin = cout }
@@ -111,7 +110,7 @@ public final class AlertNetwork {
         var settings = AlertEventTracker.Settings(thresholds: defaultThresholds)
         if let text = model.metadata["smoothing"] {
             guard let smoothing = Int(text), (1...10).contains(smoothing) else {
-                throw EarshotError.invalidArgument("the model's smoothing '\(text)' is not a number of decisions from 1 to 10")
+                throw ModelError.metadata(key: "smoothing", value: text, expected: "a number of decisions from 1 to 10")
             }
             settings.smoothing = smoothing
         }
@@ -120,19 +119,19 @@ public final class AlertNetwork {
         }
         if let text = model.metadata["minimum"] {
             guard let minimum = Double(text), (0...2).contains(minimum) else {
-                throw EarshotError.invalidArgument("the model's minimum '\(text)' is not a number of seconds from 0 to 2")
+                throw ModelError.metadata(key: "minimum", value: text, expected: "a number of seconds from 0 to 2")
             }
             settings.minimumSeconds = minimum
         }
         if let text = model.metadata["sure"] {
             guard let sure = Float(text), sure > 0, sure <= 1 else {
-                throw EarshotError.invalidArgument("the model's sure threshold '\(text)' is not a probability from 0 to 1")
+                throw ModelError.metadata(key: "sure threshold", value: text, expected: "a probability from 0 to 1")
             }
             settings.sureThreshold = sure
         }
         if let text = model.metadata["sustained_decisions"] {
             guard let decisions = Int(text), (2...100).contains(decisions) else {
-                throw EarshotError.invalidArgument("the model's sustained_decisions '\(text)' is not a number of decisions from 2 to 100")
+                throw ModelError.metadata(key: "sustained_decisions", value: text, expected: "a number of decisions from 2 to 100")
             }
             settings.sustainedDecisions = decisions
         }
@@ -161,8 +160,8 @@ public final class AlertNetwork {
     private static func field<Value>(_ key: String, of model: SafeTensors, _ parse: (String) throws -> Value) throws -> Value {
         do {
             return try parse(model.metadata[key] ?? "")
-        } catch EarshotError.invalidArgument(let message) {
-            throw EarshotError.invalidArgument("the model's \(key): \(message)")
+        } catch ModelError.perClass(nil, let problem) {
+            throw ModelError.perClass(key: key, problem)
         }
     }
 
@@ -173,10 +172,10 @@ public final class AlertNetwork {
             let parts = item.split(separator: "=", omittingEmptySubsequences: false)
             guard parts.count == 2, let alertClass = AlertClass(rawValue: String(parts[0]).trimmingCharacters(in: .whitespaces)),
                   let parsed = value(String(parts[1]).trimmingCharacters(in: .whitespaces)) else {
-                throw EarshotError.invalidArgument("'\(item)' is not CLASS=VALUE with a class of \(AlertClass.allCases.map(\.rawValue).joined(separator: ", ")) and \(values)")
+                throw ModelError.perClass(key: nil, .notClassValue(item: String(item), classes: AlertClass.allCases.map(\.rawValue), values: values))
             }
             guard out.updateValue(parsed, forKey: alertClass) == nil else {
-                throw EarshotError.invalidArgument("\(alertClass.rawValue) is given twice")
+                throw ModelError.perClass(key: nil, .twice(alertClass.rawValue))
             }
         }
         return out

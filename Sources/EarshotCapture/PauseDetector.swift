@@ -45,18 +45,18 @@ struct PauseDetector: Sendable {
         var inputs = Self.featureCount
         while let shape = model.tensors["layer\(layers.count).weight"]?.shape {
             guard shape.count == 2, shape[1] == inputs else {
-                throw EarshotError.invalidArgument("the pause detector's layer \(layers.count) takes \(shape.last ?? 0) values, not \(inputs)")
+                throw ModelError.layerInputs(model: "the pause detector", layer: layers.count, takes: shape.last ?? 0, expected: inputs)
             }
             layers.append((try model.tensor("layer\(layers.count).weight", shape: shape),
                            try model.tensor("layer\(layers.count).bias", shape: [shape[0]])))
             inputs = shape[0]
         }
         guard !layers.isEmpty, inputs == 1 else {
-            throw EarshotError.invalidArgument("the pause detector's model has no single output")
+            throw ModelError.noSingleOutput(model: "the pause detector")
         }
         self.layers = layers
         guard let threshold = Double(model.metadata["threshold"] ?? ""), threshold > 0, threshold < 1 else {
-            throw EarshotError.invalidArgument("the pause detector's model has no threshold between 0 and 1")
+            throw ModelError.noThreshold(model: "the pause detector")
         }
         leastLogit = log(threshold / (1 - threshold))
     }

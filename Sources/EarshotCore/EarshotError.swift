@@ -31,6 +31,8 @@ public enum EarshotError: EarshotFailure, Equatable {
     case internalFailure(String)
     /// A service Earshot needs on this machine or network is not there (a daemon, a hub).
     case serviceUnavailable(String)
+    /// A processor that runs at a few rates only (`what`: "the alert detector").
+    case rateNotRun(what: String, supportedHz: [Double], rate: Double)
 
     /// The accepted range of sample rates: from telephone-band oddities to high-resolution audio.
     public static let sampleRateRange: ClosedRange<Double> = 1_000...768_000
@@ -76,6 +78,8 @@ public enum EarshotError: EarshotFailure, Equatable {
             "unsupported format: \(detail)"
         case .invalidArgument(let detail):
             detail
+        case .rateNotRun(let what, let supported, let rate):
+            "\(what) runs at \(supported.map { Self.format($0 / 1000) }.joined(separator: " or ")) kHz, not \(Int(rate)) Hz: resample first"
         case .deviceNotFound(let name):
             "no audio device matches '\(name)' (run 'earshot devices' to list them)"
         case .noDevices(let direction):

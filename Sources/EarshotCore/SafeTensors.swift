@@ -17,19 +17,19 @@ public struct SafeTensors: Sendable {
     public init(contentsOf url: URL) throws {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw EarshotError.invalidArgument("cannot read the model \(url.path): \(error.localizedDescription)")
+            throw ModelError.unreadable(path: url.path, reason: error.localizedDescription)
         }
         try self.init(data: data, name: url.lastPathComponent)
     }
 
     public init(data: Data, name: String = "model") throws {
-        func bad(_ why: String) -> EarshotError { .invalidArgument("\(name) is not a usable safetensors file: \(why)") }
-        guard data.count >= 8 else { throw bad("shorter than its header length") }
+        func bad(_ problem: ModelError.SafetensorsProblem) -> ModelError { .notSafetensors(file: name, problem: problem) }
+        guard data.count >= 8 else { throw bad(.shorterThanHeader) }
         let headerLength = data.prefix(8).enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << (8 * UInt64($1.offset)) }
-        guard headerLength <= UInt64(data.count - 8) else { throw bad("the header runs past the end") }
+        guard headerLength <= UInt64(data.count - 8) else { throw bad(.headerPastEnd) }
         let body = data.startIndex + 8 + Int(headerLength)
         guard let header = try? JSONSerialization.jsonObject(with: data[(data.startIndex + 8)..<body]) as? [String: Any] else {
-            throw bad("the header is not a JSON object")
+            throw bad(.headerNotAnObject)
         }
         let bytes = data.count - 8 - Int(headerLength)
         for (key, value) in header {
@@ -39,9 +39,9 @@ public struct SafeTensors: Sendable {
             }
             guard let entry = value as? [String: Any], let dtype = entry["dtype"] as? String,
                   let shape = entry["shape"] as? [Int], let offsets = entry["data_offsets"] as? [Int], offsets.count == 2 else {
-                throw bad("tensor \(key) lacks dtype, shape or data_offsets")
+                throw bad(.tensorFields(key))
             }
-            guard dtype == "F32" else { throw bad("tensor \(key) is \(dtype); only F32 is read") }
+            guard dtype == "F32" else { throw bad(.notF32(key, dtype: dtype)) }
             // Counted with overflow checks: a hostile shape must not trap.
             let count = shape.reduce(Optional(1)) { total, size in
                 guard let total, size >= 0 else { return nil }
@@ -49,7 +49,7 @@ public struct SafeTensors: Sendable {
                 return overflow || product > bytes ? nil : product
             }
             guard let count, offsets[0] >= 0, offsets[0] <= offsets[1], offsets[1] <= bytes, offsets[1] - offsets[0] == 4 * count else {
-                throw bad("tensor \(key)'s byte range does not match its shape")
+                throw bad(.byteRange(key))
             }
             var values = [Float](repeating: 0, count: count)
             values.withUnsafeMutableBytes { target in
@@ -63,9 +63,9 @@ public struct SafeTensors: Sendable {
 
     /// The tensor called `name`, which must have `shape`.
     public func tensor(_ name: String, shape: [Int]) throws -> [Float] {
-        guard let tensor = tensors[name] else { throw EarshotError.invalidArgument("the model has no tensor \(name)") }
+        guard let tensor = tensors[name] else { throw ModelError.noTensor(name) }
         guard tensor.shape == shape else {
-            throw EarshotError.invalidArgument("the model's \(name) has shape \(tensor.shape), not \(shape)")
+            throw ModelError.tensorShape(name, shape: tensor.shape, expected: shape)
         }
         return tensor.values
     }

@@ -195,7 +195,7 @@ public final class WideDynamicRangeCompressor: AudioProcessor {
 
     public func prepare(_ spec: ProcessSpec) throws {
         guard NoiseSuppressor.nativeRates.contains(spec.sampleRate) else {
-            throw EarshotError.invalidArgument("the compressor runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
+            throw EarshotError.rateNotRun(what: "the compressor", supportedHz: NoiseSuppressor.nativeRates, rate: spec.sampleRate)
         }
         let configuration = NoiseSuppressor.stftConfiguration(sampleRate: spec.sampleRate)
         let processor = SpectralProcessor(

@@ -107,13 +107,13 @@ public final class NoiseSuppressor: AudioProcessor {
 
     public func prepare(_ spec: ProcessSpec) throws {
         guard Self.nativeRates.contains(spec.sampleRate) else {
-            throw EarshotError.invalidArgument("the noise suppressor runs at 16 or 48 kHz, not \(Int(spec.sampleRate)) Hz: resample first")
+            throw EarshotError.rateNotRun(what: "the noise suppressor", supportedHz: Self.nativeRates, rate: spec.sampleRate)
         }
         let scale = Int(spec.sampleRate / 16_000)  // 1 or 3: the same times at either rate
         let configuration = Self.stftConfiguration(sampleRate: spec.sampleRate)
         let hop = configuration.hop
         if let network, network.bins > configuration.frameSize / 2 + 1 {
-            throw EarshotError.invalidArgument("the suppressor's network sets \(network.bins) bins; a \(configuration.frameSize)-point frame has fewer")
+            throw ModelError.moreBinsThanFrame(bins: network.bins, frameSize: configuration.frameSize)
         }
         var stage = SuppressionStage(
             network: network, windowEnergy: configuration.analysisWindow.reduce(0) { $0 + $1 * $1 },

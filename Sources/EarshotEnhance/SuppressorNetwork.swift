@@ -115,14 +115,14 @@ public final class SuppressorNetwork: Sendable {
 
     private static let bundledNetwork = Result<SuppressorNetwork, any Error> {
         guard let url = Bundle.module.url(forResource: "Suppressor", withExtension: "safetensors") else {
-            throw EarshotError.invalidArgument("the noise suppressor's weights (Suppressor.safetensors) are missing from this build")
+            throw ModelError.missing(model: "the noise suppressor", file: "Suppressor.safetensors")
         }
         return try SuppressorNetwork(SafeTensors(contentsOf: url))
     }
 
     public init(_ model: SafeTensors) throws {
         guard let shape = model.tensors["input.weight"]?.shape, shape.count == 2, (1...1024).contains(shape[0]), (1...4096).contains(shape[1]) else {
-            throw EarshotError.invalidArgument("the model has no usable tensor input.weight")
+            throw ModelError.unusableTensor("input.weight")
         }
         let (size, bins) = (shape[0], shape[1])
         input = try Dense(model, "input", rows: size, columns: bins)

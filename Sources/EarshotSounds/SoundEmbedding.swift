@@ -33,7 +33,7 @@ public final class SoundEmbedding: @unchecked Sendable {
 
     private static let loaded: Result<SoundEmbedding, Error> = Result {
         guard let url = Bundle.module.url(forResource: "SoundEmbedding", withExtension: "safetensors") else {
-            throw EarshotError.invalidArgument("the sound matcher's weights (SoundEmbedding.safetensors) are missing from this build")
+            throw ModelError.missing(model: "the sound matcher", file: "SoundEmbedding.safetensors")
         }
         return try SoundEmbedding(SafeTensors(contentsOf: url))
     }
@@ -41,11 +41,11 @@ public final class SoundEmbedding: @unchecked Sendable {
     public init(_ model: SafeTensors) throws {
         network = try AlertNetwork(model)
         guard network.embedding else {
-            throw EarshotError.invalidArgument("the sound matcher's model is a classifier, not an embedding")
+            throw ModelError.notAnEmbedding(model: "the sound matcher")
         }
         let size = network.outputCount
         guard let shape = model.tensors["bank"]?.shape, shape.count == 2, shape[1] == size, shape[0] > 0 else {
-            throw EarshotError.invalidArgument("the sound matcher's model has no bank of \(size)-value embeddings")
+            throw ModelError.noBank(model: "the sound matcher", size: size)
         }
         bank = try model.tensor("bank", shape: shape)
         bankHours = Double(model.metadata["bank_hours"] ?? "") ?? 0

@@ -334,7 +334,7 @@ struct ShippedDetectorFile {
 
         #expect(try AlertNetwork.thresholds("siren=0.9, doorbell=0.85") == [.siren: 0.9, .doorbell: 0.85])
         for bad in ["siren", "siren=1.2", "siren=0", "bell=0.5", "siren=0.5,siren=0.6", "siren=x"] {
-            #expect(throws: EarshotError.self, "\(bad)") { try AlertNetwork.thresholds(bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try AlertNetwork.thresholds(bad) }
         }
         let network = try AlertNetwork.bundled()
         let shipped = network.defaultThresholds
@@ -368,35 +368,35 @@ struct ShippedDetectorFile {
         #expect(try model(smoothing: "2").defaultSettings.smoothing == 2)
         #expect(try model(smoothing: nil).defaultSettings.smoothing == AlertEventTracker.Settings().smoothing)
         for bad in ["0", "11", "two", ""] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(smoothing: bad) }
         }
         #expect(try model(smoothing: "2", classSmoothing: "siren=1").defaultSettings.classSmoothing == [1, nil, nil, nil])
         #expect(try model(smoothing: "2").defaultSettings.classSmoothing == [nil, nil, nil, nil])
         for bad in ["siren", "siren=0", "siren=11", "bell=1", "siren=1,siren=2", "siren=one"] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", classSmoothing: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(smoothing: "2", classSmoothing: bad) }
         }
-        #expect(throws: EarshotError.invalidArgument("the model's class_smoothing: siren is given twice")) {
+        #expect(throws: ModelError.perClass(key: "class_smoothing", .twice("siren"))) {
             try model(smoothing: "2", classSmoothing: "siren=1,siren=2")
         }
         #expect(try model(smoothing: "2", minimum: "0.1").defaultSettings.minimumSeconds == 0.1)
         #expect(try model(smoothing: "2", minimum: nil).defaultSettings.minimumSeconds == AlertEventTracker.Settings().minimumSeconds)
         for bad in ["-0.1", "3", "soon", "nan"] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", minimum: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(smoothing: "2", minimum: bad) }
         }
         #expect(try model(smoothing: "2", sure: "0.995").defaultSettings.sureThreshold == 0.995)
         #expect(try model(smoothing: "2", sure: nil).defaultSettings.sureThreshold == nil)
         for bad in ["0", "1.5", "nan", "always"] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", sure: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(smoothing: "2", sure: bad) }
         }
         let lasting = try model(smoothing: "2", sustained: "siren=0.8", sustainedDecisions: "15").defaultSettings
         #expect(lasting.sustainedThresholds == [0.8, .infinity, .infinity, .infinity] && lasting.sustainedDecisions == 15)
         let none = try model(smoothing: "2").defaultSettings
         #expect(none.sustainedThresholds.allSatisfy(\.isInfinite) && none.sustainedDecisions == AlertEventTracker.Settings().sustainedDecisions)
         for bad in ["siren", "siren=1.5", "horn=0.8"] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", sustained: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(smoothing: "2", sustained: bad) }
         }
         for bad in ["1", "101", "long"] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", sustainedDecisions: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(smoothing: "2", sustainedDecisions: bad) }
         }
         // The convolutions and global pooling take any length: the window is the model's to say.
         let longer = try model(smoothing: "2", window: "150")
@@ -412,7 +412,7 @@ struct ShippedDetectorFile {
         longer.classify(input, probabilities: &p)
         #expect(abs(p.reduce(0, +) - 1) < 1e-4 && p.allSatisfy { $0.isFinite })
         for bad in ["7", "501", "long", ""] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(smoothing: "2", window: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(smoothing: "2", window: bad) }
         }
     }
 
@@ -457,9 +457,9 @@ struct ShippedDetectorFile {
         #expect(zip(heard, expected).allSatisfy { abs($0 - $1) < 1e-5 }, "\(heard) against \(expected)")
         #expect(expected[1...].contains { $0 > 0.01 }, "the parity signal is heard as some alert, so the check has teeth")
         for bad in [classes + ",speech", classes + ",music,music", "siren,background,smoke_alarm,car_horn,doorbell,music"] {
-            #expect(throws: EarshotError.self, "\(bad)") { try model(classes: bad) }
+            #expect(throws: ModelError.self, "\(bad)") { try model(classes: bad) }
         }
-        #expect(throws: EarshotError.self) { try model(classes: classes + ",music", split: false) }
+        #expect(throws: ModelError.self) { try model(classes: classes + ",music", split: false) }
     }
 
     /// Separation opens on a likely alert before (and without) an announcement; it closes once
@@ -476,20 +476,20 @@ struct ShippedDetectorFile {
     }
 
     @Test func refusesBrokenModels() throws {
-        #expect(throws: EarshotError.self) { try SafeTensors(data: Data([1, 2, 3])) }
+        #expect(throws: ModelError.self) { try SafeTensors(data: Data([1, 2, 3])) }
         var header = Data("{\"x\":{\"dtype\":\"F32\",\"shape\":[4],\"data_offsets\":[0,16]}}".utf8)
         var data = Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 8)  // 8 of 16 bytes
-        #expect(throws: EarshotError.self) { try SafeTensors(data: data) }
+        #expect(throws: ModelError.self) { try SafeTensors(data: data) }
         data = Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 16)
         let model = try SafeTensors(data: data)
         #expect(try model.tensor("x", shape: [4]) == [0, 0, 0, 0])
-        #expect(throws: EarshotError.self) { try model.tensor("x", shape: [2, 2]) }
-        #expect(throws: EarshotError.self) { try AlertNetwork(model) }
+        #expect(throws: ModelError.self) { try model.tensor("x", shape: [2, 2]) }
+        #expect(throws: ModelError.self) { try AlertNetwork(model) }
         // A shape whose size overflows is refused, not trapped on.
         let huge = Data("{\"x\":{\"dtype\":\"F32\",\"shape\":[4611686018427387904,4],\"data_offsets\":[0,16]}}".utf8)
-        #expect(throws: EarshotError.self) { try SafeTensors(data: Data([UInt8(huge.count), 0, 0, 0, 0, 0, 0, 0]) + huge + Data(count: 16)) }
+        #expect(throws: ModelError.self) { try SafeTensors(data: Data([UInt8(huge.count), 0, 0, 0, 0, 0, 0, 0]) + huge + Data(count: 16)) }
         header = Data("{\"x\":{\"dtype\":\"F16\",\"shape\":[4],\"data_offsets\":[0,8]}}".utf8)
-        #expect(throws: EarshotError.self) { try SafeTensors(data: Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 8)) }
+        #expect(throws: ModelError.self) { try SafeTensors(data: Data([UInt8(header.count), 0, 0, 0, 0, 0, 0, 0]) + header + Data(count: 8)) }
     }
 
     /// At 48 kHz the detector hears what it hears at 16 kHz: the decimator passes the band

@@ -58,7 +58,7 @@ import Testing
         withUnsafeBytes(of: UInt64(json.count).littleEndian) { data.append(contentsOf: $0) }
         data.append(json)
         data.append(Data(count: offset))
-        #expect(throws: EarshotError.self) { try PauseDetector(SafeTensors(data: data)) }
+        #expect(throws: ModelError.self) { try PauseDetector(SafeTensors(data: data)) }
     }
 
     /// The noise is the mean over the talker's pauses, bursts included; the low percentile

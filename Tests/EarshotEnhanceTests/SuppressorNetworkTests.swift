@@ -46,9 +46,9 @@ import Testing
             }
             return try safeTensors(header: header, body: Data(count: offset))
         }
-        #expect(throws: EarshotError.self) { try SuppressorNetwork(model([:])) }
+        #expect(throws: ModelError.self) { try SuppressorNetwork(model([:])) }
         // A first layer but recurrent layers of another width.
-        #expect(throws: EarshotError.self) {
+        #expect(throws: ModelError.self) {
             try SuppressorNetwork(model(["input.weight": [8, 16], "input.bias": [8], "gru1.weight_ih": [12, 4]]))
         }
     }
