@@ -103,10 +103,10 @@ public final class EchoCanceller: AudioProcessor {
 
     public func prepare(_ spec: ProcessSpec) throws {
         guard spec.channelCount == 2 else {
-            throw EarshotError.invalidArgument("echo cancellation needs two channels (microphone, far end), not \(spec.channelCount)")
+            throw CaptureError.echoChannels(spec.channelCount)
         }
         guard (8_000...48_000).contains(spec.sampleRate) else {
-            throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz, not \(spec.sampleRate) Hz")
+            throw CaptureError.echoRate(spec.sampleRate)
         }
         frame = Int((Self.frameSeconds * spec.sampleRate).rounded())
         let framesPerSecond = spec.sampleRate / Double(frame)

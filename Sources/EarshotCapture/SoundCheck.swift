@@ -66,13 +66,13 @@ public struct SoundCheck {
     public init(_ signal: [Float], sampleRate: Double, roomToneSeconds: Double = 0) throws {
         try EarshotError.validate(sampleRate: sampleRate)
         guard Double(signal.count) >= sampleRate else {
-            throw EarshotError.invalidArgument("a sound check needs at least 1 s of audio, not \(String(format: "%.2f", Double(signal.count) / sampleRate)) s")
+            throw CaptureError.soundCheckTooShort(seconds: Double(signal.count) / sampleRate)
         }
         guard Double(signal.count) <= Self.longestSeconds * sampleRate else {
-            throw EarshotError.invalidArgument("a sound check takes at most \(Int(Self.longestSeconds)) s of audio; cut the recording first")
+            throw CaptureError.soundCheckTooLong(seconds: nil, longest: Self.longestSeconds)
         }
         if let bad = signal.firstIndex(where: { !$0.isFinite }) {
-            throw EarshotError.invalidArgument("sample \(bad) is not a number (NaN or infinite)")
+            throw CaptureError.notANumber(sample: bad)
         }
         let dc = Self.constantOffset(signal, sampleRate: sampleRate)
         let peak = signal.reduce(Float(0)) { max($0, abs($1)) }

@@ -9,7 +9,7 @@ extension SoundCheck {
         // Refuse an over-long recording before reading it all into memory.
         let duration = try AudioFileReader(path: path).info.durationSeconds
         guard duration <= Self.longestSeconds else {
-            throw EarshotError.invalidArgument("a sound check takes at most \(Int(Self.longestSeconds)) s of audio; the recording is \(Int(duration)) s: cut it first")
+            throw CaptureError.soundCheckTooLong(seconds: duration, longest: Self.longestSeconds)
         }
         let recording = try MonoRecording(path: path)
         try self.init(recording.samples, sampleRate: recording.info.sampleRate)

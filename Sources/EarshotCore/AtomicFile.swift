@@ -8,7 +8,7 @@ public enum AtomicFile {
         let directory = url.deletingLastPathComponent()
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw EarshotError.invalidArgument("\(path): directory \(directory.path) does not exist")
+            throw EarshotError.noFolder(path: path, folder: directory.path)
         }
         let temporary = directory.appendingPathComponent(".\(url.lastPathComponent).\(getpid()).partial")
         do {

@@ -31,6 +31,8 @@ public enum EarshotError: EarshotFailure, Equatable {
     case internalFailure(String)
     /// A service Earshot needs on this machine or network is not there (a daemon, a hub).
     case serviceUnavailable(String)
+    /// A file to be written into a folder that does not exist.
+    case noFolder(path: String, folder: String)
     /// A processor that runs at a few rates only (`what`: "the alert detector").
     case rateNotRun(what: String, supportedHz: [Double], rate: Double)
 
@@ -78,6 +80,8 @@ public enum EarshotError: EarshotFailure, Equatable {
             "unsupported format: \(detail)"
         case .invalidArgument(let detail):
             detail
+        case .noFolder(let path, let folder):
+            "\(path): directory \(folder) does not exist"
         case .rateNotRun(let what, let supported, let rate):
             "\(what) runs at \(supported.map { Self.format($0 / 1000) }.joined(separator: " or ")) kHz, not \(Int(rate)) Hz: resample first"
         case .deviceNotFound(let name):

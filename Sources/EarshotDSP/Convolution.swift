@@ -100,8 +100,7 @@ public enum Convolution {
     public static func outputChannelCount(_ a: Int, _ b: Int) throws -> Int {
         guard a >= 1, b >= 1 else { throw EarshotError.invalidChannelCount(min(a, b)) }
         guard a == b || a == 1 || b == 1 else {
-            throw EarshotError.invalidArgument(
-                "cannot convolve \(a) channels with \(b): use equal counts, or mono on one side")
+            throw DSPError.cannotConvolve(channels: a, with: b)
         }
         return max(a, b)
     }

@@ -86,11 +86,11 @@ public final class PartitionedConvolver: AudioProcessor {
 
     public init(response: [[Float]], partitionSize: Int) throws {
         guard (1...8192).contains(partitionSize) else {
-            throw EarshotError.invalidArgument("partition size must be 1–8192 samples, not \(partitionSize)")
+            throw DSPError.partitionSize(partitionSize)
         }
         guard !response.isEmpty, let length = response.first?.count, length > 0,
             response.allSatisfy({ $0.count == length })
-        else { throw EarshotError.invalidArgument("the response must have at least one sample in every channel") }
+        else { throw DSPError.emptyResponse }
         self.response = response
         self.partitionSize = partitionSize
     }
@@ -99,8 +99,7 @@ public final class PartitionedConvolver: AudioProcessor {
 
     public func prepare(_ spec: ProcessSpec) throws {
         guard response.count == 1 || response.count == spec.channelCount else {
-            throw EarshotError.invalidArgument(
-                "a \(response.count)-channel response cannot process \(spec.channelCount) channel(s)")
+            throw DSPError.responseChannels(response: response.count, input: spec.channelCount)
         }
         let b = partitionSize
         let transform = RealFFT(size: 2 * b)

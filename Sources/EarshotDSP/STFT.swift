@@ -57,18 +57,16 @@ public struct STFTConfiguration: Equatable, Sendable {
         guard frameSize >= 1, hop >= 1, hop <= frameSize,
             analysisWindow.count == frameSize, synthesisWindow.count == frameSize
         else {
-            throw EarshotError.invalidArgument(
-                "STFT needs 1 ≤ hop ≤ frame size and windows of frame size (frame \(frameSize), hop \(hop))")
+            throw DSPError.frame(size: frameSize, hop: hop)
         }
         guard synthesisStart + hop <= frameSize else {
-            throw EarshotError.invalidArgument("the synthesis window must span at least one hop (\(hop) samples)")
+            throw DSPError.synthesisWindowShorterThanHop(hop: hop)
         }
         var sums = [Double](repeating: 0, count: hop)
         for n in 0..<frameSize { sums[n % hop] += Double(analysisWindow[n]) * Double(synthesisWindow[n]) }
         let largest = sums.max() ?? 0
         guard largest > 0, sums.allSatisfy({ $0 > 1e-6 * largest }) else {
-            throw EarshotError.invalidArgument(
-                "windows with frame \(frameSize) and hop \(hop) overlap to zero somewhere: the signal cannot be reconstructed")
+            throw DSPError.windowsOverlapToZero(frame: frameSize, hop: hop)
         }
         return (0..<hop).map { Float(1 / sums[(synthesisStart + $0) % hop]) }
     }

@@ -68,26 +68,26 @@ public struct Compression: Equatable, Sendable {
 
     func validate() throws {
         guard !channels.isEmpty, channels.allSatisfy({ !$0.isEmpty }) else {
-            throw EarshotError.invalidArgument("a compressor needs at least one band per channel")
+            throw EnhanceError.noBands
         }
         for bands in channels {
             guard zip(bands, bands.dropFirst()).allSatisfy({ $0.centreHz < $1.centreHz }), bands[0].centreHz > 0 else {
-                throw EarshotError.invalidArgument("compressor bands must have ascending, positive centre frequencies")
+                throw EnhanceError.bandOrder
             }
             for band in bands {
                 let levels = band.knees.map(\.levelDBSPL)
                 guard !levels.isEmpty, zip(levels, levels.dropFirst()).allSatisfy({ $0 < $1 }),
                       (band.knees.flatMap { [$0.levelDBSPL, $0.gainDB] } + [band.maximumOutputDBSPL]).allSatisfy(\.isFinite)
                 else {
-                    throw EarshotError.invalidArgument("the \(Int(band.centreHz)) Hz band needs finite knees at ascending levels")
+                    throw EnhanceError.knees(centreHz: band.centreHz)
                 }
             }
         }
         guard fullScaleDBSPL.isFinite, attackSeconds > 0, releaseSeconds > 0, attackSeconds.isFinite, releaseSeconds.isFinite else {
-            throw EarshotError.invalidArgument("the compressor needs a finite calibration and positive attack and release times")
+            throw EnhanceError.timing
         }
         if let limitDBFS, !(limitDBFS.isFinite && limitDBFS <= 0) {
-            throw EarshotError.invalidArgument("the output limit must be at most 0 dBFS, not \(limitDBFS)")
+            throw EnhanceError.limit(dBFS: limitDBFS)
         }
     }
 }

@@ -68,10 +68,10 @@ public final class NoiseSuppressor: AudioProcessor {
     public init(model: Model = .learned, strengthDB: Double = NoiseSuppressor.defaultStrengthDB, trainingSeconds: Double = 0.1,
                 separatesAlerts: Bool = false, probeChannels: Bool = false, amplification: Compression? = nil) throws {
         guard strengthDB.isFinite, (0...40).contains(strengthDB) else {
-            throw EarshotError.invalidArgument("strength must be 0–40 dB of attenuation, not \(strengthDB)")
+            throw EnhanceError.strength(dB: strengthDB)
         }
         guard trainingSeconds.isFinite, (0...10).contains(trainingSeconds) else {
-            throw EarshotError.invalidArgument("noise training must last 0–10 s, not \(trainingSeconds)")
+            throw EnhanceError.trainingSeconds(trainingSeconds)
         }
         network = model == .learned ? try SuppressorNetwork.bundled() : nil
         self.model = model

@@ -18,7 +18,7 @@ public struct AlertProbe {
     public init(mix: [Float], alerts: [Float], sampleRate: Double, network: AlertNetwork?, separate: Bool,
                 blockFrames: Int = 256, afterBlock: (AlertDetector) -> Void = { _ in }) throws {
         guard mix.count == alerts.count else {
-            throw EarshotError.invalidArgument("the alert track has \(alerts.count) samples, the mix \(mix.count): they must match")
+            throw HearingAidError.trackLengths(alerts: alerts.count, mix: mix.count)
         }
         let chain = try ListeningChain(detector: network, separate: separate, probeChannels: true, maximumOutputDBFS: nil)
         try chain.prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: blockFrames, channelCount: 3))

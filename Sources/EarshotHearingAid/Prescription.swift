@@ -157,7 +157,7 @@ public enum Prescription {
 
     public static func fit(_ audiogram: PureToneAudiogram, rule: PrescriptionRule = .wdrc, maximumOutputDBSPL: Double = 100) throws -> Fitting {
         guard maximumOutputDBSPL.isFinite, (60...140).contains(maximumOutputDBSPL) else {
-            throw EarshotError.invalidArgument("the maximum output must be 60–140 dB SPL, not \(maximumOutputDBSPL)")
+            throw HearingAidError.maximumOutput(dBSPL: maximumOutputDBSPL)
         }
         func ear(_ ear: Ear) -> [BandFitting] {
             let h500 = audiogram.levelDBHL(ear, atHz: 500), h1k = audiogram.levelDBHL(ear, atHz: 1000), h2k = audiogram.levelDBHL(ear, atHz: 2000)
@@ -183,7 +183,7 @@ public enum Prescription {
         guard let profile else { return nil }
         let table = Dictionary((profile.fullScaleSPL[ear] ?? [:]).compactMap { key, value in Double(key).map { ($0, value) } }, uniquingKeysWith: { a, _ in a })
         guard let level = LogFrequency.interpolate(table, atHz: frequency) else {
-            throw EarshotError.invalidArgument("calibration '\(profile.name)' has no measurement for the \(ear.rawValue) ear")
+            throw HearingAidError.notCalibrated(profile: profile.name, ear: ear)
         }
         return level
     }

@@ -67,7 +67,7 @@ enum SoundCheckDesk {
                 return try SoundCheck(recordingAt: path)
             } catch let error as EarshotFailure {
                 // The reason without the temporary file's name.
-                throw EarshotError.invalidArgument(error.description.replacingOccurrences(of: path + ": ", with: "").replacingOccurrences(of: path, with: "the recording"))
+                throw HubRequestError(error.description.replacingOccurrences(of: path + ": ", with: "").replacingOccurrences(of: path, with: "the recording"))
             }
         }
     }

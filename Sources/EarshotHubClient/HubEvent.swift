@@ -118,9 +118,10 @@ extension String {
 }
 
 /// A request the hub refuses, with the sentence the client gets back.
-public struct HubRequestError: Error, Equatable, Sendable {
+public struct HubRequestError: EarshotFailure, Equatable {
     public var message: String
     public init(_ message: String) { self.message = message }
+    public var description: String { message }
 }
 
 /// An event as the hub keeps and serves it.

@@ -25,7 +25,7 @@ public final class AudioFileWriter: AudioSink {
         let directory = url.deletingLastPathComponent().path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw EarshotError.invalidArgument("\(path): directory \(directory) does not exist")
+            throw EarshotError.noFolder(path: path, folder: directory)
         }
         self.path = path
         self.format = format

@@ -31,16 +31,16 @@ public struct EnrollmentClip: Equatable, Sendable {
     public init(mono samples: [Float], sampleRate: Double, clippedFraction: Double, source: String) throws {
         let seconds = Double(samples.count) / sampleRate
         guard seconds >= Self.minimumRecordingSeconds else {
-            throw EarshotError.invalidArgument(String(format: "%@: too short (%.2f s): record at least a second with the whole sound in it", source, seconds))
+            throw SoundsError.tooShort(source: source, seconds: seconds)
         }
         let peak = samples.reduce(Float(0)) { max($0, abs($1)) }
         let peakDBFS = 20 * log10(max(Double(peak), 1e-10))
-        guard peak > 0 else { throw EarshotError.invalidArgument("\(source): silent (digital silence): check that the microphone is on and not muted") }
+        guard peak > 0 else { throw SoundsError.digitalSilence(source: source) }
         guard peakDBFS >= Self.silentPeakDBFS else {
-            throw EarshotError.invalidArgument(String(format: "%@: silent (the loudest moment is %.0f dBFS): check the microphone and record closer to the sound", source, peakDBFS))
+            throw SoundsError.silent(source: source, peakDBFS: peakDBFS)
         }
         guard clippedFraction <= Self.clippedShare else {
-            throw EarshotError.invalidArgument(String(format: "%@: clipped (%.1f %% of the samples at full scale): record further away or with less input gain", source, clippedFraction * 100))
+            throw SoundsError.clipped(source: source, share: clippedFraction)
         }
         // 20 ms frame levels: the background is the quietest tenth, the sound whatever stands
         // 10 dB above it.
@@ -59,16 +59,16 @@ public struct EnrollmentClip: Equatable, Sendable {
             // from; it is still usable when the sound is tonal throughout.
             let landmarks = sampleRate == LandmarkAnalyzer.sampleRate ? LandmarkAnalyzer.landmarks(of: samples) : []
             guard landmarks.reduce(0, { $0 + $1.nonzeroBitCount }) >= SoundTemplate.minimumLandmarks * 2 else {
-                throw EarshotError.invalidArgument(String(format: "%@: holds no distinct sound (its loudest moments are only %.0f dB above its quietest, and nothing tonal): record in a quieter moment, with a second of quiet before the sound", source, contrast))
+                throw SoundsError.noDistinctSound(source: source, contrastDB: contrast)
             }
             loud = Array(levels.indices)
         }
         guard let first = loud.first, let last = loud.last else {
-            throw EarshotError.invalidArgument("\(source): holds no distinct sound")
+            throw SoundsError.noDistinctSound(source: source, contrastDB: nil)
         }
         let soundSeconds = Double(last - first + 1) * Double(hop) / sampleRate
         guard soundSeconds >= Self.minimumSoundSeconds else {
-            throw EarshotError.invalidArgument(String(format: "%@: the sound lasts only %.2f s, too short to recognise", source, soundSeconds))
+            throw SoundsError.soundTooShort(source: source, seconds: soundSeconds)
         }
         let margin = Int(Self.margin * sampleRate)
         let start = max(0, first * hop - margin), end = min(samples.count, (last + 1) * hop + margin)
@@ -115,10 +115,10 @@ public struct RoomTone: Equatable, Sendable {
         let recording = try MatchingAudio(path: path)
         let source = (path as NSString).lastPathComponent, seconds = Double(recording.samples.count) / EnrollmentClip.sampleRate
         guard seconds >= 1 else {
-            throw EarshotError.invalidArgument(String(format: "%@: too short for room tone (%.2f s): record at least a second", source, seconds))
+            throw SoundsError.roomToneTooShort(source: source, seconds: seconds)
         }
         guard recording.clippedFraction <= EnrollmentClip.clippedShare else {
-            throw EarshotError.invalidArgument("\(source): clipped: room tone should be the quiet of the place, recorded at the same level as the sound")
+            throw SoundsError.roomToneClipped(source: source)
         }
         samples = recording.samples
     }

@@ -50,7 +50,7 @@ public final class SoundDetector {
         /// prints scores on hours of audio that is no one's sound — and above everything the
         /// user said it is not (room tone, rejected false alarms).
         public init(name: String, enrollments: [[Float]], negatives: [[Float]], embedding: SoundEmbedding) throws {
-            guard !enrollments.isEmpty else { throw EarshotError.invalidArgument("'\(name)' has no recording to listen for") }
+            guard !enrollments.isEmpty else { throw SoundsError.noRecording(sound: name) }
             var prints: [Float] = [], runBack: [Int] = []
             for clip in enrollments {
                 let more = Self.prints(of: clip, embedding: embedding)

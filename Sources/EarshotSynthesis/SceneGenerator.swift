@@ -53,7 +53,7 @@ public enum SceneGenerator {
                                 alertsPerMinute: Double = 6) throws -> Scene {
         try EarshotError.validate(sampleRate: sampleRate)
         guard durationSeconds.isFinite, (1...3600).contains(durationSeconds) else {
-            throw EarshotError.invalidArgument("a scene lasts 1–3600 s, not \(durationSeconds)")
+            throw SynthesisError.duration(seconds: durationSeconds)
         }
         var random = SeededRandom(seed: seed)
         let count = Int(durationSeconds * sampleRate)
@@ -77,7 +77,7 @@ public enum SceneGenerator {
         var labels: [SceneLabel] = []
         var alerts = [Float](repeating: 0, count: count)
         guard alertsPerMinute.isFinite, alertsPerMinute >= 0 else {
-            throw EarshotError.invalidArgument("alerts per minute must be 0 or more, not \(alertsPerMinute)")
+            throw SynthesisError.alertsPerMinute(alertsPerMinute)
         }
         var t = Double.random(in: 0.5...3, using: &random)
         let meanGap = 60 / max(alertsPerMinute, 0.1)

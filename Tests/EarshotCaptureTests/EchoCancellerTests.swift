@@ -251,7 +251,7 @@ import Testing
     }
 
     @Test func refusesWhatItCannotServe() {
-        #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: 64, channelCount: 1)) }
-        #expect(throws: EarshotError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 96_000, maximumBlockFrames: 64, channelCount: 2)) }
+        #expect(throws: CaptureError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: 64, channelCount: 1)) }
+        #expect(throws: CaptureError.self) { try EchoCanceller().prepare(ProcessSpec(sampleRate: 96_000, maximumBlockFrames: 64, channelCount: 2)) }
     }
 }

@@ -250,13 +250,13 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
     }
 
     @Test func badInputIsRefused() {
-        #expect(throws: EarshotError.self) { try SoundCheck([Float](repeating: 0.1, count: 8000), sampleRate: 16_000) }
+        #expect(throws: CaptureError.self) { try SoundCheck([Float](repeating: 0.1, count: 8000), sampleRate: 16_000) }
         var poisoned = speech
         poisoned[500] = .nan
-        #expect(throws: EarshotError.self) { try SoundCheck(poisoned, sampleRate: 16_000) }
+        #expect(throws: CaptureError.self) { try SoundCheck(poisoned, sampleRate: 16_000) }
         #expect(throws: EarshotError.self) { try SoundCheck(speech, sampleRate: 0) }
         // Longer than a take: refused, not held in memory.
-        #expect(throws: EarshotError.self) { try SoundCheck([Float](repeating: 0.1, count: 601_000), sampleRate: 1_000) }
+        #expect(throws: CaptureError.self) { try SoundCheck([Float](repeating: 0.1, count: 601_000), sampleRate: 1_000) }
     }
 
     @Test func silenceHasNoSpeech() throws {

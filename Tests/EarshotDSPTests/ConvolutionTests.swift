@@ -34,7 +34,7 @@ import Testing
         let out = try Convolution.convolve(channels: mono, with: stereo)
         #expect(out.count == 2 && out[1] == Convolution.convolve(mono[0], stereo[1]))
         #expect(try Convolution.convolve(channels: stereo, with: mono).count == 2)
-        #expect(throws: EarshotError.self) { try Convolution.convolve(channels: [[1], [1], [1]], with: stereo) }
+        #expect(throws: DSPError.self) { try Convolution.convolve(channels: [[1], [1], [1]], with: stereo) }
     }
 }
 
@@ -68,10 +68,10 @@ import Testing
             #expect(relativeError(got, Array(expected[0..<(2000 - 63)])) < 1e-5)
         }
         let mismatched = try PartitionedConvolver(response: [left, right], partitionSize: 64)
-        #expect(throws: EarshotError.self) {
+        #expect(throws: DSPError.self) {
             try mismatched.prepare(ProcessSpec(sampleRate: 48_000, maximumBlockFrames: 64, channelCount: 3))
         }
-        #expect(throws: EarshotError.self) { try PartitionedConvolver(response: [[]], partitionSize: 64) }
+        #expect(throws: DSPError.self) { try PartitionedConvolver(response: [[]], partitionSize: 64) }
     }
 }
 

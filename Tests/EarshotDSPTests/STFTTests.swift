@@ -56,7 +56,7 @@ import Testing
         let processor = SpectralProcessor(
             configuration: STFTConfiguration(frameSize: 64, hop: 64, analysis: .hann, synthesis: .hann),
             stage: IdentitySpectralStage())
-        #expect(throws: EarshotError.self) {
+        #expect(throws: DSPError.self) {
             try processor.prepare(ProcessSpec(sampleRate: 16_000, maximumBlockFrames: 64, channelCount: 1))
         }
     }

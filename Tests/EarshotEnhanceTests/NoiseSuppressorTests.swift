@@ -61,8 +61,8 @@ func enhance(_ x: [Float], rate: Double, model: NoiseSuppressor.Model = .learned
     @Test func refusesOtherRatesAndStrengths() throws {
         let suppressor = try NoiseSuppressor()
         #expect(throws: EarshotError.self) { try suppressor.prepare(ProcessSpec(sampleRate: 44_100, maximumBlockFrames: 64, channelCount: 1)) }
-        #expect(throws: EarshotError.self) { try NoiseSuppressor(strengthDB: -3) }
-        #expect(throws: EarshotError.self) { try NoiseSuppressor(strengthDB: .nan) }
+        #expect(throws: EnhanceError.self) { try NoiseSuppressor(strengthDB: -3) }
+        #expect(throws: EnhanceError.self) { try NoiseSuppressor(strengthDB: .nan) }
         #expect(NoiseSuppressor.nativeRate(for: 8000) == 16_000 && NoiseSuppressor.nativeRate(for: 44_100) == 48_000)
     }
 

@@ -90,7 +90,7 @@ import Testing
         }
         #expect(try fit.ceilingDBFS() == 0)
         #expect(abs(try fit.ceilingDBFS(calibration: profile) + 6) < 1e-9)
-        #expect(throws: EarshotError.self) { try Prescription.fit(Self.s3, maximumOutputDBSPL: .nan) }
+        #expect(throws: HearingAidError.self) { try Prescription.fit(Self.s3, maximumOutputDBSPL: .nan) }
     }
 
     @Test func audiogramFilesAreReadStrictly() throws {

@@ -60,7 +60,7 @@ func toyResponse(count: Int, seed: UInt64) -> [Float] {
                 #expect(relativeError(channels[c], reference) <= 1e-4)
             }
         }
-        #expect(throws: EarshotError.self) { try IteratedConvolution(source: [mono, mono, mono], response: [left, right]) }
+        #expect(throws: DSPError.self) { try IteratedConvolution(source: [mono, mono, mono], response: [left, right]) }
         #expect(throws: RoomError.silentResponse) { try IteratedConvolution(source: [mono], response: [[0, 0, 0]]) }
         #expect(throws: RoomError.silentSource) { try IteratedConvolution(source: [[]], response: [left]) }
         let huge = try IteratedConvolution(source: [mono], response: [[Float](repeating: 0.001, count: 1 << 20)])

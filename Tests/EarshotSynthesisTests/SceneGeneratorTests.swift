@@ -73,7 +73,7 @@ import Testing
         let b = try SceneGenerator.generate(seed: 9, durationSeconds: 10, sampleRate: rate, material: material)
         let c = try SceneGenerator.generate(seed: 10, durationSeconds: 10, sampleRate: rate, material: material)
         #expect(a.samples == b.samples && a.labels == b.labels && a.samples != c.samples)
-        #expect(throws: EarshotError.self) { try SceneGenerator.generate(seed: 1, durationSeconds: 0, sampleRate: rate, material: material) }
+        #expect(throws: SynthesisError.self) { try SceneGenerator.generate(seed: 1, durationSeconds: 0, sampleRate: rate, material: material) }
     }
 
     @Test func worksWithNothingRecorded() throws {
@@ -84,6 +84,6 @@ import Testing
     @Test func alertFreeScenesHaveNoAlerts() throws {
         let scene = try SceneGenerator.generate(seed: 3, durationSeconds: 20, sampleRate: rate, material: material, alertsPerMinute: 0)
         #expect(scene.labels.isEmpty && scene.alerts.allSatisfy { $0 == 0 } && scene.samples.contains { $0 != 0 })
-        #expect(throws: EarshotError.self) { try SceneGenerator.generate(seed: 3, durationSeconds: 20, sampleRate: rate, material: material, alertsPerMinute: -1) }
+        #expect(throws: SynthesisError.self) { try SceneGenerator.generate(seed: 3, durationSeconds: 20, sampleRate: rate, material: material, alertsPerMinute: -1) }
     }
 }
