@@ -67,7 +67,7 @@ struct Soundcheck: ParsableCommand {
         if format.isJSON {
             try Terminal.printJSON(check.report)
         } else {
-            print(Self.describe(check.report, name: name))
+            print(check.report.summary(name: name))
         }
     }
 
@@ -82,59 +82,21 @@ struct Soundcheck: ParsableCommand {
     /// Records room tone then speech from each device at once (one capture stream per device).
     func recordLive(from devices: [AudioDeviceInfo]) throws -> [Take] {
         installInterruptHandler()
-        let total = Self.settleSeconds + Self.roomToneSeconds + seconds
-        let recordings = try devices.map { try LiveRecording(device: $0, seconds: total) }
+        let recording = try SimultaneousRecording(devices, seconds: Self.settleSeconds + Self.roomToneSeconds + seconds, stop: interruptRequested)
         Terminal.note("Stay quiet for \(Int(Self.roomToneSeconds)) s while the room tone is measured…")
-        let group = DispatchGroup()
-        for recording in recordings {
-            group.enter()
-            Thread.detachNewThread {
-                recording.record()
-                group.leave()
-            }
-        }
-        // Cue the speaker when the room tone is done.
-        if group.wait(timeout: .now() + Self.settleSeconds + Self.roomToneSeconds) == .timedOut {
+        let takes = recording.run(cueAfter: Self.settleSeconds + Self.roomToneSeconds) {
             Terminal.note("Now speak normally for \(Int(seconds)) s, as you would on a call…")
         }
-        group.wait()
         if interruptRequested.load(ordering: .relaxed) { throw ExitCode(130) }
-        return try recordings.compactMap { recording in
-            let device = recording.device
-            if let failure = recording.failure {
+        return try takes.compactMap { take in
+            let device = take.device
+            if let failure = take.failure {
                 if devices.count == 1 { throw failure }
                 Terminal.note("warning: \(device.name): \(failure)")
                 return nil
             }
-            let samples = recording.sink.channels[0]
-            let settle = min(samples.count, Int(Self.settleSeconds * device.defaultSampleRate))
-            return Take(name: device.name, samples: Array(samples[settle...]), sampleRate: device.defaultSampleRate, roomToneSeconds: Self.roomToneSeconds)
-        }
-    }
-
-    /// One device's take, recorded on its own thread. Unchecked: the thread that records is the
-    /// only one to touch it until the group it signals has been waited for.
-    final class LiveRecording: @unchecked Sendable {
-        let device: AudioDeviceInfo
-        let capture: DeviceCapture
-        let sink = MemorySink(channelCount: 1)
-        let frames: Int
-        var failure: Error?
-
-        init(device: AudioDeviceInfo, seconds: Double) throws {
-            self.device = device
-            capture = try DeviceCapture(device: device, sampleRate: device.defaultSampleRate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
-            frames = Int(seconds * device.defaultSampleRate)
-        }
-
-        func record() {
-            do {
-                _ = try Runner(blockFrames: 1024, compensateLatency: false, maximumFrames: frames, stop: interruptRequested)
-                    .run(source: capture, chain: ProcessorChain(), sink: sink)
-            } catch {
-                failure = error
-            }
-            capture.close()
+            let settle = min(take.samples.count, Int(Self.settleSeconds * device.defaultSampleRate))
+            return Take(name: device.name, samples: Array(take.samples[settle...]), sampleRate: device.defaultSampleRate, roomToneSeconds: Self.roomToneSeconds)
         }
     }
 
@@ -142,25 +104,14 @@ struct Soundcheck: ParsableCommand {
         let devices = try AudioDevices.all().filter { $0.inputChannels > 0 }
         guard !devices.isEmpty else { throw EarshotError.noDevices(direction: "input") }
         let takes = try recordLive(from: devices)
-        struct Ranked: Encodable {
-            var rank: Int
-            var device: String
-            var report: SoundCheckReport
-        }
-        let reports = try takes.map { take in
+        let ranked = SoundCheckReport.ranked(try takes.map { take in
             (take.name, try SoundCheck(take.samples, sampleRate: take.sampleRate, roomToneSeconds: take.roomToneSeconds).report)
-        }
-        // Good before fix, then fewer problems, then the cleaner signal.
-        let ranked = reports.sorted { a, b in
-            let ka = (a.1.verdict == .good ? 0 : 1, a.1.problems.count, -a.1.metrics.snrDB)
-            let kb = (b.1.verdict == .good ? 0 : 1, b.1.problems.count, -b.1.metrics.snrDB)
-            return ka < kb
-        }.enumerated().map { Ranked(rank: $0.offset + 1, device: $0.element.0, report: $0.element.1) }
+        })
         if format.isJSON {
             try Terminal.printJSON(ranked)
         } else {
             for entry in ranked {
-                print("\(entry.rank). " + Self.describe(entry.report, name: entry.device))
+                print("\(entry.rank). " + entry.report.summary(name: entry.device))
                 print()
             }
         }
@@ -180,21 +131,5 @@ struct Soundcheck: ParsableCommand {
             playback = try DevicePlayback(device: output, sampleRate: rate, channelCount: 1)
         }
         try Runner(blockFrames: 1024, compensateLatency: false, stop: interruptRequested).run(source: source, chain: ceiling.guardStage, sink: playback)
-    }
-
-    static func describe(_ report: SoundCheckReport, name: String) -> String {
-        let m = report.metrics
-        var lines = ["\(name): \(report.verdict == .good ? "sounds good" : "needs fixing")"]
-        lines.append(String(format: "  speech %.1f dBFS, peak %.1f dBFS, room tone %.1f dBFS, SNR %.1f dB", m.speechLevelDBFS, m.peakDBFS, m.noiseFloorDBFS, m.snrDB))
-        var more = String(format: "  bandwidth %.1f kHz, flat tops %.3f %%, rounded peaks %.1f %%, DC %.4f", m.bandwidthHz / 1000, m.clippedShare * 100,
-                          m.roundedPeakShare * 100, m.dcOffset)
-        more += m.rt60Seconds.map { String(format: ", RT60 %.2f s", $0) } ?? ", RT60 –"
-        more += m.humHz.map { ", hum \(Int($0)) Hz" } ?? ", no hum"
-        lines.append(more)
-        for problem in report.problems {
-            lines.append("  \(problem.kind.rawValue): \(problem.detail)")
-            lines.append("    fix: \(problem.advice)")
-        }
-        return lines.joined(separator: "\n")
     }
 }
