@@ -86,6 +86,21 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         #expect(abs(report.metrics.snrDB - 8) <= 3, "SNR \(report.metrics.snrDB)")
     }
 
+    /// Several inputs checked at once are ranked good before fix, then by fewer problems, then by
+    /// the cleaner signal; the summary says the verdict, the numbers and each problem's fix.
+    @Test func inputsAreRankedAndSummarised() throws {
+        let clean = try check(plus(speech, roomTone))
+        let noisy = try check(plus(speech, whiteNoise(speech.count, dbfs: -22 - 8, seed: 3)))
+        let noisyAndQuiet = try check(plus(scaled(speech, toSpeechDBFS: -40), whiteNoise(speech.count, dbfs: -40 - 8, seed: 4)))
+        #expect(noisyAndQuiet.problems.count > noisy.problems.count, "\(noisyAndQuiet.problems) against \(noisy.problems)")
+        let ranked = SoundCheckReport.ranked([("far", noisyAndQuiet), ("near", noisy), ("headset", clean)])
+        #expect(ranked.map(\.device) == ["headset", "near", "far"] && ranked.map(\.rank) == [1, 2, 3])
+        let summary = noisy.summary(name: "near")
+        #expect(summary.hasPrefix("near: needs fixing\n  speech "), "\(summary)")
+        #expect(summary.contains("  noisy: ") && summary.contains("    fix: "), "\(summary)")
+        #expect(clean.summary(name: "headset").hasPrefix("headset: sounds good"))
+    }
+
     /// Quiet speech on a large offset: every loud moment is mostly offset, which is no rounded top.
     @Test func anOffsetIsNotClipping() throws {
         let report = try check(plus(scaled(speech, toSpeechDBFS: -46), roomTone).map { $0 + 0.1 })
