@@ -26,11 +26,12 @@ public struct EventRecord: Codable, Equatable, Sendable {
                 confidence: Double? = nil, quiet: Bool? = nil, formerNames: FormerNames? = nil) {
         self.kind = kind
         self.label = label
-        // Rounded as printed; a value that is not a number is left out rather than written.
+        // Times to 10 ms, confidences to the third place (thresholds are set that finely); a
+        // value that is not a number is left out rather than written.
         self.start = start.flatMap { $0.isFinite ? Self.rounded($0, 2) : nil }
         self.end = end.flatMap { $0.isFinite ? Self.rounded($0, 2) : nil }
         self.time = time
-        self.confidence = confidence.flatMap { $0.isFinite ? Self.rounded($0, formerNames == .sound ? 3 : 2) : nil }
+        self.confidence = confidence.flatMap { $0.isFinite ? Self.rounded($0, 3) : nil }
         self.quiet = quiet
         self.formerNames = formerNames
     }

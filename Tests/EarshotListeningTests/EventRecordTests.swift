@@ -10,8 +10,8 @@ struct EventRecordTests {
 
     @Test func alertsCarryTheirFormerClassForOneRelease() throws {
         let record = EventRecord(kind: .alert, label: "siren", start: 12.344, end: 17.8, confidence: 0.9712, formerNames: .alert)
-        #expect(record.jsonLine == #"{"class":"siren","confidence":0.97,"end":17.8,"kind":"alert","label":"siren","start":12.34}"#)
-        #expect(try decoded(record.jsonLine) == EventRecord(kind: .alert, label: "siren", start: 12.34, end: 17.8, confidence: 0.97))
+        #expect(record.jsonLine == #"{"class":"siren","confidence":0.971,"end":17.8,"kind":"alert","label":"siren","start":12.34}"#)
+        #expect(try decoded(record.jsonLine) == EventRecord(kind: .alert, label: "siren", start: 12.34, end: 17.8, confidence: 0.971))
     }
 
     @Test func enrolledSoundsCarryTheirFormerSoundAndScore() throws {
