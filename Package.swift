@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "EarshotRoom", dependencies: ["EarshotCore", "EarshotDSP"]),
         // Capture modes and the sound check.
         .target(
-            name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO"],
+            name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotEnhance", "EarshotAlerts", "EarshotHearingAid"],
             resources: [.copy("Resources/PauseDetector.safetensors")]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
         .target(
@@ -67,7 +67,7 @@ let package = Package(
             resources: [.copy("Resources/SoundEmbedding.safetensors")]),
         // The listening daemon's logic: the detectors fed as audio arrives, and the one policy
         // for where events go (cooldown, quiet, hub, Home Assistant).
-        .target(name: "EarshotListening", dependencies: ["EarshotCore", "EarshotAlerts", "EarshotSounds", "EarshotHub", "EarshotHubClient"]),
+        .target(name: "EarshotListening", dependencies: ["EarshotCore", "EarshotAlerts", "EarshotSounds", "EarshotHub", "EarshotHubClient", "EarshotHearingAid", "EarshotIO", .product(name: "Atomics", package: "swift-atomics")]),
         // What a producer links to reach a hub or a broker: the event vocabulary, the poster
         // with its spool, the follower, live frames, MQTT for Home Assistant, DNS-SD.
         .target(

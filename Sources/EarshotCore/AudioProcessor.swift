@@ -59,3 +59,17 @@ public final class ProcessorChain: AudioProcessor {
         processors.reduce(0) { $0 + $1.latencySamples }
     }
 }
+
+extension AudioProcessor {
+    /// Runs the processor offline over whole signals of one length, as one block (it is prepared
+    /// for that length first).
+    public func apply(to channels: inout [[Float]], sampleRate: Double) throws {
+        let frames = channels.first?.count ?? 0
+        guard frames > 0 else { return }
+        let buffer = AudioBuffer(channels: channels)
+        try prepare(ProcessSpec(sampleRate: sampleRate, maximumBlockFrames: frames, channelCount: channels.count))
+        var block = buffer.block(frameCount: frames)
+        process(&block)
+        channels = buffer.toArrays(frameCount: frames)
+    }
+}

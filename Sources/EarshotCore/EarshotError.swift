@@ -35,6 +35,16 @@ public enum EarshotError: EarshotFailure, Equatable {
     case noFolder(path: String, folder: String)
     /// A processor that runs at a few rates only (`what`: "the alert detector").
     case rateNotRun(what: String, supportedHz: [Double], rate: Double)
+    /// An output that names one of the inputs: writing it would lose the recording.
+    case outputIsInput(output: String, input: String)
+    /// Raw PCM on standard input, with nothing to say its sample rate.
+    case rawRateMissing
+    /// Audio louder than full scale, to be written in an integer format that would clip it.
+    case wouldClip(path: String, peakDBFS: Double, format: String)
+    /// A folder for outputs that cannot be one.
+    case notAFolder(path: String, reason: String)
+    /// A live run stopped by the person before it had what it needed.
+    case interrupted(String)
 
     /// The accepted range of sample rates: from telephone-band oddities to high-resolution audio.
     public static let sampleRateRange: ClosedRange<Double> = 1_000...768_000
@@ -96,6 +106,16 @@ public enum EarshotError: EarshotFailure, Equatable {
             "internal error: \(detail)"
         case .serviceUnavailable(let detail):
             detail
+        case .outputIsInput(let output, let input):
+            "the output \(output) is the input \(input): write to another file, or the recording is lost"
+        case .rawRateMissing:
+            "reading raw PCM from stdin needs its sample rate"
+        case .wouldClip(let path, let peak, let format):
+            "\(path): the audio peaks at \(peak >= 0 ? "+" : "")\((peak * 10).rounded() / 10) dBFS and \(format) would clip it; use a float format or normalise"
+        case .notAFolder(let path, let reason):
+            "\(path): \(reason)"
+        case .interrupted(let what):
+            "\(what) interrupted"
         }
     }
 

@@ -35,7 +35,7 @@ struct Amplify: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
-        try refuseOverwriting(output, inputs: [input])
+        try OutputPath.refuseOverwriting(output, inputs: [input])
         guard let fit = try fitting.fitting() else {
             throw EarshotError.invalidArgument("amplify needs the listener's audiogram: --audiogram FILE.json or a stored test's id")
         }
@@ -43,12 +43,13 @@ struct Amplify: ParsableCommand {
         let compressor = try WideDynamicRangeCompressor(try fit.compression(calibration: profile))
         let ceiling = try fit.ceilingDBFS(calibration: profile)
         if let note = try fit.unreachableOutputNote(calibration: profile, limitDBFS: ceiling) { Terminal.note("note: \(note)") }
-        let source = try raw.openSource(input)
+        let source = try raw.endpoints.openSource(input)
         guard source.channelCount <= 2 else {
             throw EarshotError.invalidArgument("\(input): \(source.channelCount) channels; amplify takes mono, or stereo as left and right")
         }
-        let run = NativeRateRun(source: source, output: output, raw: raw, channelCount: 2, label: "Amplifying")
-        let latency = try run.run(compressor, outputGuard: OutputLevelGuard(ceilingDBFS: ceiling))
+        let run = NativeRateRun(source: source, output: output, endpoints: raw.endpoints, channelCount: 2,
+                                nativeRate: NoiseSuppressor.nativeRate(for: source.sampleRate))
+        let latency = try run.run("Amplifying", compressor, outputGuard: OutputLevelGuard(ceilingDBFS: ceiling))
         if verbose {
             let milliseconds = Double(latency) / run.nativeRate * 1000
             Terminal.note("\(fit.rule.rawValue) compressor at \(Int(run.nativeRate)) Hz (\(String(format: "%.2f", milliseconds)) ms, compensated) with a look-ahead limiter inside that delay → output guard at \(String(format: "%.1f", ceiling)) dBFS")

@@ -1,10 +1,6 @@
 import ArgumentParser
-import EarshotAlerts
 import EarshotCapture
 import EarshotCore
-import EarshotDSP
-import EarshotEnhance
-import EarshotHearingAid
 import EarshotIO
 import Foundation
 
@@ -57,110 +53,15 @@ struct Capture: ParsableCommand {
         if input != nil, seconds != nil { throw ValidationError("--seconds is for live capture: leave out IN") }
     }
 
-    /// Live, the far end reaches the microphone after both devices' buffers (through PulseAudio
-    /// 20–55 ms, set anew at each start, and more than 0.5 s at times), which the filter has to
-    /// find within its length: it spans 1 s. A filter that long learns as slowly as it is long,
-    /// so once it has found where the path lies it narrows to the 0.3 s around it
-    /// (`EchoPathFilter.narrowsTo`); through PulseAudio with real speech as the far end the echo
-    /// then went 45–72 dB under the near talker in 24 of 28 starts (docs/capture.md, live echo cancellation).
-    static let liveEchoTailSeconds = 1.0
-    static let liveEchoPathSeconds = 0.3
-
-    /// The mode's chain at `rate`, on blocks of (microphone, far end).
-    static func chain(_ mode: CaptureMode, rate: Double, echoTailSeconds: Double = 0.5, echoPathSeconds: Double? = nil) throws -> ProcessorChain {
-        let ceiling = FirstChannel(OutputLevelGuard(ceilingDBFS: -1))
-        switch mode {
-        case .raw:
-            return ProcessorChain()
-        case .standard:
-            return ProcessorChain([
-                FirstChannel(BiquadFilter(.highPass, frequencyHz: 80, sampleRate: rate)),
-                FirstChannel(try NoiseSuppressor(model: .learned, strengthDB: 10)),
-                FirstChannel(AutomaticGainControl()), ceiling,
-            ])
-        case .voiceIsolation:
-            return ProcessorChain([
-                EchoCanceller(tailSeconds: echoTailSeconds, pathSeconds: echoPathSeconds),
-                FirstChannel(BiquadFilter(.highPass, frequencyHz: 80, sampleRate: rate)),
-                FirstChannel(try ListeningChain(detector: try AlertNetwork.bundled(), maximumOutputDBFS: nil)),
-                FirstChannel(AutomaticGainControl()), ceiling,
-            ])
-        case .wideSpectrum:
-            return ProcessorChain([
-                FirstChannel(AutomaticGainControl(averagingSeconds: 4, minimumGainDB: -10, maximumGainDB: 15)), ceiling,
-            ])
-        }
-    }
-
     func run() throws {
-        try refuseOverwriting(output, inputs: [input, far, play])
-        if let input { try processFile(input) } else { try captureLive() }
-    }
-
-    func processFile(_ path: String) throws {
-        let recording = try MonoRecording(path: path)
-        let info = recording.info, mic = recording.samples
-        var farSignal = [Float](repeating: 0, count: mic.count), echoTail = 0.5
-        if let far { (farSignal, echoTail) = try recording.farEnd(far, longestTailSeconds: echoTail) }
-        if mode == .raw {
-            try AudioFile.write(AudioBuffer(channels: [mic]), to: output, sampleRate: info.sampleRate, sampleFormat: info.sampleFormat)
-            return
-        }
-        // The chain runs at the suppressor's native rate (16 or 48 kHz).
-        let native = NoiseSuppressor.nativeRate(for: info.sampleRate)
-        let channels = try Resampler.resample([mic, farSignal], from: info.sampleRate, to: native)
-        let sink = MemorySink(channelCount: 2)
-        try Runner(blockFrames: 1024, compensateLatency: true)
-            .run(source: MemorySource(channels: channels, sampleRate: native), chain: try Self.chain(mode, rate: native, echoTailSeconds: echoTail), sink: sink)
-        var out = try Resampler.resample([sink.channels[0]], from: native, to: info.sampleRate)[0]
-        out = Array(out.prefix(mic.count)) + [Float](repeating: 0, count: max(0, mic.count - out.count))
-        // Resampling back can overshoot a hair: the guard holds after it too.
-        let guardStage = OutputLevelGuard(ceilingDBFS: -1)
-        let result = AudioBuffer(channels: [out])
-        try guardStage.prepare(ProcessSpec(sampleRate: info.sampleRate, maximumBlockFrames: out.count, channelCount: 1))
-        var block = result.block(frameCount: out.count)
-        guardStage.process(&block)
-        try AudioFile.write(result, frameCount: out.count, to: output, sampleRate: info.sampleRate, sampleFormat: info.sampleFormat)
-    }
-
-    func captureLive() throws {
-        let rate = ListeningChain.liveRate
-        // The far end to play, at the live rate and under the output ceiling: what is played is
-        // exactly what the echo canceller is told was played.
-        var farSignal: [Float]?
-        if let play {
-            let recording = try MonoRecording(path: play)
-            var samples = try Resampler.resample([recording.samples], from: recording.info.sampleRate, to: rate)[0]
-            let limiter = ceiling.guardStage
-            try limiter.prepare(ProcessSpec(sampleRate: rate, maximumBlockFrames: max(1, samples.count), channelCount: 1))
-            samples.withUnsafeMutableBufferPointer { buffer in
-                var block = AudioBlock(base: buffer.baseAddress!, channelCount: 1, frameCount: buffer.count, channelStride: buffer.count)
-                limiter.process(&block)
-            }
-            farSignal = samples
-        }
-        let device = try inputDevice.find()
-        let speaker = try farSignal.map { _ in try outputDevice.find() }
-        let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: 1, sampleFormat: nil)
+        try OutputPath.refuseOverwriting(output, inputs: [input, far, play])
+        if let input { return try mode.process(input, farEnd: far, to: output) }
+        let farEnd = try play.map { (samples: try LiveCapture.farEnd($0, under: ceiling.guardStage), speaker: try outputDevice.find()) }
+        let capture = LiveCapture(mode: mode, microphone: try inputDevice.find(), farEnd: farEnd, seconds: seconds)
         installInterruptHandler()
-        // The loudspeaker opens first, so the first far-end block has somewhere to go, and steady:
-        // a delay that jumps undoes what the echo canceller has learnt.
-        let playback = try speaker.map { try DevicePlayback(device: $0, sampleRate: rate, channelCount: 1, steady: true) }
-        defer { playback?.discard() }
-        let capture = try DeviceCapture(device: device, sampleRate: rate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
-        defer { capture.close() }
-        let chain = try Self.chain(mode, rate: rate, echoTailSeconds: Self.liveEchoTailSeconds, echoPathSeconds: Self.liveEchoPathSeconds)
-        let limit = seconds.map { Int($0 * rate) } ?? farSignal.map { $0.count + Int(0.5 * rate) }
-        Terminal.note("Capturing from \(device.name) in \(mode.rawValue) mode"
-            + (speaker.map { ", playing \(play ?? "") through \($0.name) as the far end" } ?? "")
-            + (limit == nil ? "; Ctrl-C stops" : ""))
-        let runner = Runner(blockFrames: 480, compensateLatency: false, maximumFrames: limit, stop: interruptRequested)
-        if let playback, let farSignal {
-            try runner.run(source: PlayedFarEndSource(capture: capture, playback: playback, far: farSignal), chain: chain, sink: FirstChannelSink(sink))
-        } else {
-            // No far end: the chain gets a second, empty channel.
-            let paired = try ChannelMappedSource(capture, channelCount: 2)
-            try runner.run(source: paired, chain: ProcessorChain([SilenceFarEnd(), chain]), sink: FirstChannelSink(sink))
-        }
+        Terminal.note("Capturing from \(capture.microphone.name) in \(mode.rawValue) mode"
+            + (farEnd.map { ", playing \(play ?? "") through \($0.speaker.name) as the far end" } ?? "")
+            + (capture.limitFrames == nil ? "; Ctrl-C stops" : ""))
+        try capture.run(into: output, stop: interruptRequested)
     }
 }

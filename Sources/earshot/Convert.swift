@@ -31,8 +31,8 @@ struct Convert: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
-        try refuseOverwriting(output, inputs: [input])
-        let source = try raw.openSource(input)
+        try OutputPath.refuseOverwriting(output, inputs: [input])
+        let source = try raw.endpoints.openSource(input)
         var converted: AudioSource = source
         if let channels, channels != converted.channelCount {
             converted = try ChannelMappedSource(converted, channelCount: channels)
@@ -42,7 +42,7 @@ struct Convert: ParsableCommand {
             if rate != converted.sampleRate { converted = try ResampledSource(converted, sampleRate: rate) }
         }
         let inputFormat = (source as? AudioFileReader)?.info.sampleFormat
-        let sink = try raw.openSink(
+        let sink = try raw.endpoints.openSink(
             output, sampleRate: converted.sampleRate, channelCount: converted.channelCount,
             sampleFormat: sampleFormat, inputSampleFormat: inputFormat)
         let total = (source as? AudioFileReader)?.info.frameCount ?? 0
@@ -69,41 +69,6 @@ struct RawStreamOptions: ParsableArguments {
 
     var endpoints: AudioEndpoints {
         AudioEndpoints(rawRate: rawRate, rawChannels: rawChannels, rawEncoding: rawEncoding)
-    }
-
-    func openSource(_ path: String) throws -> AudioSource { try endpoints.openSource(path) }
-
-    func openSink(_ path: String, sampleRate: Double, channelCount: Int, sampleFormat: SampleFormat?, inputSampleFormat: SampleFormat? = nil) throws -> AudioSink {
-        try endpoints.openSink(path, sampleRate: sampleRate, channelCount: channelCount, sampleFormat: sampleFormat, inputSampleFormat: inputSampleFormat)
-    }
-}
-
-/// Opens any input or output path: a file, or `-` for raw PCM. A plain value, so commands
-/// without `--raw-*` options use it too (argument-parser wrappers cannot be read unparsed).
-struct AudioEndpoints {
-    var rawRate: Double?
-    var rawChannels = 1
-    var rawEncoding = RawEncoding.s16le
-
-    func openSource(_ path: String) throws -> AudioSource {
-        guard path == "-" else { return try AudioFileReader(path: path) }
-        guard let rawRate else {
-            throw EarshotError.invalidArgument("reading raw PCM from stdin needs --raw-rate (and --raw-channels if not mono)")
-        }
-        return try RawPCMReader(encoding: rawEncoding, sampleRate: rawRate, channelCount: rawChannels)
-    }
-
-    func openSink(
-        _ path: String, sampleRate: Double, channelCount: Int,
-        sampleFormat: SampleFormat?, inputSampleFormat: SampleFormat? = nil
-    ) throws -> AudioSink {
-        guard path != "-" else { return RawPCMWriter(encoding: rawEncoding) }
-        let container = try AudioContainer(fileExtension: (path as NSString).pathExtension)
-        var format = OutputFormat(container: container, sampleFormat: sampleFormat ?? inputSampleFormat)
-        if sampleFormat == nil, (try? format.validate(sampleRate: sampleRate, channelCount: channelCount)) == nil {
-            format = OutputFormat(container: container)  // the input's encoding does not fit this container
-        }
-        return try AudioFileWriter(path: path, format: format, sampleRate: sampleRate, channelCount: channelCount)
     }
 }
 

@@ -39,7 +39,7 @@ struct EchoCancel: ParsableCommand {
     }
 
     func run() throws {
-        try refuseOverwriting(output, inputs: [mic, far])
+        try OutputPath.refuseOverwriting(output, inputs: [mic, far])
         let recording = try MonoRecording(path: mic)
         let rate = recording.info.sampleRate
         guard (8_000...48_000).contains(rate) else {

@@ -29,11 +29,12 @@ struct Enhance: ParsableCommand {
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
-        try refuseOverwriting(output, inputs: [input])
+        try OutputPath.refuseOverwriting(output, inputs: [input])
         let suppressor = try NoiseSuppressor(model: suppression.model, strengthDB: suppression.strength)
-        let source = try raw.openSource(input)
-        let run = NativeRateRun(source: source, output: output, raw: raw, channelCount: source.channelCount, label: "Enhancing")
-        let latency = try run.run(suppressor)
+        let source = try raw.endpoints.openSource(input)
+        let run = NativeRateRun(source: source, output: output, endpoints: raw.endpoints, channelCount: source.channelCount,
+                                nativeRate: NoiseSuppressor.nativeRate(for: source.sampleRate))
+        let latency = try run.run("Enhancing", suppressor)
         let rate = source.sampleRate, native = run.nativeRate
         if verbose {
             let milliseconds = Double(latency) / native * 1000

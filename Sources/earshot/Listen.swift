@@ -64,8 +64,8 @@ struct Listen: ParsableCommand {
     var verbose = false
 
     func run() throws {
-        try refuseOverwriting(output, inputs: [input])
-        try refuseOverwriting(events, inputs: [input])
+        try OutputPath.refuseOverwriting(output, inputs: [input])
+        try OutputPath.refuseOverwriting(events, inputs: [input])
         let network = alerts ? try AlertNetwork.bundled() : nil
         let fit = try fitting.fitting(), profile = try fitting.profile()
         let ceilingDBFS = min(ceiling.maxOutputDbfs, try fit?.ceilingDBFS(calibration: profile) ?? 0)
@@ -91,96 +91,19 @@ struct Listen: ParsableCommand {
             }
             fanOut.alert(change, from: started)
         }
-        if input == nil && output == nil {
-            try listenLive(chain, announce: announce, alerting: { sounding > 0 })
-        } else {
-            try listenThroughFiles(chain, announce: announce)
+        let run = ListeningRun(chain: chain, twoEars: fitting.audiogram != nil, stop: interruptRequested,
+                               status: verbose ? { Terminal.note($0) } : nil, announce: announce)
+        switch (input, output) {
+        case (nil, nil):
+            try run.live(from: try inputDevice.find(), to: try outputDevice.find(), latency: latency, hub: try hub.address(), alerting: { sounding > 0 })
+        case (let input, let output):
+            reportClipping(try run.run(from: try input.map { .file($0) } ?? .device(try inputDevice.find()),
+                                       to: try output.map { .file($0) } ?? .device(try outputDevice.find())))
         }
         chain.detector?.finish(announce)
         fanOut.finish()
         if let events {
             try AtomicFile.write(Data(heard.map { EventRecord($0).jsonLine + "\n" }.joined().utf8), to: events)
         }
-    }
-
-    /// Device to device, the chain inside the device callback; this thread only reports, and
-    /// with --hub feeds the hub's live view from a tap on the microphone.
-    private func listenLive(_ chain: ListeningChain, announce: (AlertEventTracker.Change) -> Void, alerting: () -> Bool) throws {
-        let input = try inputDevice.find(), output = try outputDevice.find()
-        let feed = try hub.address().map { LiveFeed(address: $0, sampleRate: ListeningChain.liveRate) }
-        defer { feed?.close() }
-        let path = try LiveAudioPath(
-            processor: feed.map { ProcessorChain([$0.tap, chain]) } ?? ProcessorChain([chain]), input: input, output: output, sampleRate: ListeningChain.liveRate,
-            inputChannels: 1, processChannels: fitting.audiogram == nil ? 1 : 2, outputChannels: min(2, output.outputChannels), latency: latency)
-        if verbose {
-            Terminal.note("\(chain.description) at \(ceilingText(chain)); \(input.name) → \(output.name), "
-                + "\(path.isDuplex ? "one duplex stream" : "two streams"), \(path.callbackFrames) frames per callback at \(Int(path.sampleRate)) Hz, host buffers \(String(format: "%.1f", path.hostLatencySeconds * 1000)) ms")
-        }
-        try path.start()
-        var lastReport = Date()
-        while !interruptRequested.load(ordering: .relaxed) {
-            usleep(50_000)
-            chain.detector?.takeChanges(announce)
-            feed?.pump(alerting: alerting())
-            guard path.isRunning else {
-                path.stop()
-                throw EarshotError.deviceFailure("the audio device stopped (unplugged?)")
-            }
-            if verbose, Date().timeIntervalSince(lastReport) >= 10 {
-                lastReport = Date()
-                Terminal.note("delay \(path.latency.description); \(describe(path.counters, rate: path.sampleRate))")
-            }
-        }
-        let latency = path.latency, counters = path.counters
-        path.stop()
-        if verbose { Terminal.note("delay \(latency.description); \(describe(counters, rate: path.sampleRate))") }
-    }
-
-    private func ceilingText(_ chain: ListeningChain) -> String {
-        chain.outputGuard.map { String(format: "%.1f dBFS", $0.ceilingDBFS) } ?? "no ceiling"
-    }
-
-    private func describe(_ counters: LiveCounters, rate: Double) -> String {
-        String(format: "underruns %d, overruns %d, resynchronised: %.1f ms dropped, %.1f ms repeated",
-               counters.underruns, counters.overruns, Double(counters.droppedFrames) / rate * 1000, Double(counters.repeatedFrames) / rate * 1000)
-    }
-
-    /// A file at one end at least: the old loop, block by block. A live end cannot wait for the
-    /// future, so the delay stays in; file to file lines up.
-    private func listenThroughFiles(_ chain: ListeningChain, announce: @escaping (AlertEventTracker.Change) -> Void) throws {
-        let chain = chain
-        var source: AudioSource
-        var fileRate: Double?
-        if let input {
-            let reader = try AudioFileReader(path: input)
-            let native = ListeningChain.nativeRate(for: reader.sampleRate)
-            source = native == reader.sampleRate ? reader : try ResampledSource(reader, sampleRate: native)
-            fileRate = reader.sampleRate
-        } else {
-            source = try DeviceCapture(device: try inputDevice.find(), sampleRate: ListeningChain.liveRate, channelCount: 1, stop: interruptRequested)
-        }
-        if fitting.audiogram != nil {  // one microphone, two ears
-            source = try ChannelMappedSource(try ChannelMappedSource(source, channelCount: 1), channelCount: 2)
-        }
-        let sink: AudioSink
-        if let output {
-            let rate = fileRate ?? source.sampleRate  // a file keeps the rate it came at
-            let file = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: source.channelCount, sampleFormat: nil)
-            sink = rate == source.sampleRate ? file : try ResampledSink(file, from: source.sampleRate, to: rate, channelCount: source.channelCount)
-        } else {
-            let device = try outputDevice.find()
-            sink = try DevicePlayback(device: device, sampleRate: source.sampleRate, channelCount: min(source.channelCount, device.outputChannels))
-        }
-        let live = input == nil || output == nil
-        let detector = chain.detector
-        let runner = Runner(blockFrames: live ? 64 : 1024, compensateLatency: !live, stop: interruptRequested,
-                            progress: { _ in detector?.takeChanges(announce) })
-        if verbose {
-            try chain.prepare(ProcessSpec(sampleRate: source.sampleRate, maximumBlockFrames: runner.blockFrames, channelCount: source.channelCount))
-            let milliseconds = Double(chain.latencySamples) / source.sampleRate * 1000
-            Terminal.note("\(chain.description) at \(ceilingText(chain)); algorithmic delay \(String(format: "%.2f", milliseconds)) ms at \(Int(source.sampleRate)) Hz")
-        }
-        try runner.run(source: source, chain: chain, sink: sink)
-        reportClipping(sink)
     }
 }

@@ -42,14 +42,14 @@ struct RoomIterate: ParsableCommand {
     var sampleFormat: SampleFormat?
 
     func run() throws {
-        try refuseOverwriting(output, inputs: [source, ir])
+        try OutputPath.refuseOverwriting(output, inputs: [source, ir])
         guard (1...1000).contains(generations) else {
             throw EarshotError.invalidArgument("--generations must be 1–1000, not \(generations)")
         }
-        let format = try roomSampleFormat(for: output, requested: sampleFormat)
+        let format = try AudioFile.unboundedSampleFormat(for: output, requested: sampleFormat)
         let fileExtension = (output as NSString).pathExtension
         if let all {
-            try makeOutputDirectory(all)
+            try OutputPath.makeFolder(all)
         }
         let (sourceInfo, sourceBuffer) = try AudioFile.read(path: source)
         let (irInfo, irBuffer) = try AudioFile.read(path: ir)
@@ -64,9 +64,9 @@ struct RoomIterate: ParsableCommand {
             if trim { trimTail(&channels, sampleRate: rate) }
             if let all {
                 let name = String(format: "generation-%02d.%@", k, fileExtension)
-                try writeRoomAudio(channels, to: (all as NSString).appendingPathComponent(name), sampleRate: rate, sampleFormat: format)
+                try AudioFile.writeUnclipped(channels, to: (all as NSString).appendingPathComponent(name), sampleRate: rate, sampleFormat: format)
             }
-            if k == generations { try writeRoomAudio(channels, to: output, sampleRate: rate, sampleFormat: format) }
+            if k == generations { try AudioFile.writeUnclipped(channels, to: output, sampleRate: rate, sampleFormat: format) }
         }
         progress.finish()
     }

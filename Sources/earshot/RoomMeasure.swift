@@ -1,5 +1,4 @@
 import ArgumentParser
-import Atomics
 import EarshotCore
 import EarshotDSP
 import EarshotIO
@@ -45,7 +44,7 @@ struct RoomSweep: ParsableCommand {
             throw EarshotError.invalidArgument("--silence-seconds must be 0–60")
         }
         let signal = try sweep.makeSweep().signal + [Float](repeating: 0, count: Int(silenceSeconds * sweep.rate))
-        try writeRoomAudio([signal], to: output, sampleRate: sweep.rate, sampleFormat: roomSampleFormat(for: output, requested: nil))
+        try AudioFile.writeUnclipped([signal], to: output, sampleRate: sweep.rate, sampleFormat: AudioFile.unboundedSampleFormat(for: output, requested: nil))
     }
 }
 
@@ -83,9 +82,9 @@ struct RoomMeasure: ParsableCommand {
         guard responseSeconds.isFinite, responseSeconds > 0, responseSeconds <= 60 else {
             throw EarshotError.invalidArgument("--response-seconds must be between 0 and 60")
         }
-        try refuseOverwriting(output, inputs: [recorded])
+        try OutputPath.refuseOverwriting(output, inputs: [recorded])
         let signal = try sweep.makeSweep()
-        let format = try roomSampleFormat(for: output, requested: nil)
+        let format = try AudioFile.unboundedSampleFormat(for: output, requested: nil)
         let recording: [[Float]]
         if let recorded {
             let (info, buffer) = try AudioFile.read(path: recorded)
@@ -95,17 +94,17 @@ struct RoomMeasure: ParsableCommand {
         }
         var responses = try recording.map { try signal.deconvolve($0, responseSeconds: responseSeconds) }
         if let harmonics {
-            try makeOutputDirectory(harmonics)
+            try OutputPath.makeFolder(harmonics)
             let ext = (output as NSString).pathExtension
             for n in 0..<(responses.first?.harmonics.count ?? 0) {
                 let path = (harmonics as NSString).appendingPathComponent("harmonic-\(n + 2).\(ext)")
                 let length = responses.map { $0.harmonics[n].count }.min() ?? 0
-                try writeRoomAudio(responses.map { Array($0.harmonics[n].prefix(length)) }, to: path, sampleRate: sweep.rate, sampleFormat: format)
+                try AudioFile.writeUnclipped(responses.map { Array($0.harmonics[n].prefix(length)) }, to: path, sampleRate: sweep.rate, sampleFormat: format)
             }
         }
         let length = responses.map(\.linear.count).min() ?? 0
         for c in responses.indices { responses[c].linear = Array(responses[c].linear.prefix(length)) }
-        try writeRoomAudio(responses.map(\.linear), to: output, sampleRate: sweep.rate, sampleFormat: format)
+        try AudioFile.writeUnclipped(responses.map(\.linear), to: output, sampleRate: sweep.rate, sampleFormat: format)
         let onset = (responses.first?.linear).map { h in h.firstIndex { abs($0) >= 0.1 * (h.map { abs($0) }.max() ?? 0) } ?? 0 } ?? 0
         Terminal.note(String(format: "Wrote %.2f s impulse response to %@ (direct sound at %.1f ms, including device latency)",
                              Double(length) / sweep.rate, output, Double(onset) / sweep.rate * 1000))
@@ -118,33 +117,9 @@ struct RoomMeasure: ParsableCommand {
             throw EarshotError.invalidArgument(String(format: "the sweep plays at %.0f dBFS, above --max-output-dbfs %.1f: turn the amplifier down instead",
                                                       ExponentialSweep.levelDBFS, ceiling.maxOutputDbfs))
         }
-        let input = try inputDevice.find()
-        let output = try outputDevice.find()
         let played = sweep.signal + [Float](repeating: 0, count: Int((responseSeconds + 0.5) * sweep.sampleRate))
+        let input = try inputDevice.find(), output = try outputDevice.find()
         installInterruptHandler()
-        let capture = try DeviceCapture(device: input, sampleRate: sweep.sampleRate, channelCount: 1, stop: interruptRequested)
-        let playback = try DevicePlayback(device: output, sampleRate: sweep.sampleRate, channelCount: 1)
-        let playbackError = ManagedAtomic<Bool>(false)
-        // The playback sink moves to the player thread and is used only there from now on.
-        nonisolated(unsafe) let handedOver = playback
-        let player = Thread {
-            let guardStage = ceiling.guardStage
-            do {
-                try Runner(blockFrames: 1024, compensateLatency: false, stop: interruptRequested)
-                    .run(source: MemorySource(channels: [played], sampleRate: sweep.sampleRate), chain: guardStage, sink: handedOver)
-            } catch {
-                playbackError.store(true, ordering: .relaxed)
-            }
-        }
-        player.start()
-        let sink = MemorySink(channelCount: 1)
-        let chain = ProcessorChain()
-        try Runner(blockFrames: 1024, compensateLatency: false, maximumFrames: played.count, stop: interruptRequested)
-            .run(source: capture, chain: chain, sink: sink)
-        capture.close()
-        while player.isExecuting { usleep(10_000) }
-        guard !playbackError.load(ordering: .relaxed) else { throw EarshotError.deviceFailure("playback of the sweep failed") }
-        guard !interruptRequested.load(ordering: .relaxed) else { throw EarshotError.invalidArgument("measurement interrupted") }
-        return sink.channels[0]
+        return try PlayAndRecord.run(played, sampleRate: sweep.sampleRate, from: input, to: output, ceiling: ceiling.guardStage, stop: interruptRequested)
     }
 }

@@ -53,10 +53,10 @@ struct RoomSimulate: ParsableCommand {
         case (nil, let alpha?): room = try ShoeboxRoom(width: w, depth: d, height: h, absorption: alpha)
         default: throw EarshotError.invalidArgument("give exactly one of --rt60 and --absorption")
         }
-        let format = try roomSampleFormat(for: output, requested: sampleFormat)
+        let format = try AudioFile.unboundedSampleFormat(for: output, requested: sampleFormat)
         let response = try room.impulseResponse(
             source: RoomPoint(sx, sy, sz), microphone: RoomPoint(mx, my, mz), sampleRate: rate, maxOrder: maxOrder)
-        try writeRoomAudio([response], to: output, sampleRate: rate, sampleFormat: format)
+        try AudioFile.writeUnclipped([response], to: output, sampleRate: rate, sampleFormat: format)
         let measured = try RoomAnalysis.analyze(response, sampleRate: rate)[0]
         Terminal.note(String(
             format: "Wall absorption %.4f; T30 measured %@ s (image-source prediction %.3f s, Sabine %.3f s, Eyring %.3f s); %.2f s written to %@",

@@ -1,6 +1,7 @@
 import Atomics
 import EarshotAudiometry
 import EarshotCore
+import EarshotDSP
 import EarshotHub
 import EarshotHubClient
 import EarshotIO
@@ -23,6 +24,7 @@ enum Terminal {
         case HubClientError.notAHubURL(let text): "\(hubOption) must be an http:// or https:// URL, not '\(text)'"
         case HubClientError.noToken: "\(hubOption) needs --token (earshot token create on the hub)"
         case HubClientError.notABrokerURL(let text): "--mqtt must be mqtt://HOST[:PORT], not '\(text)'"
+        case EarshotError.rawRateMissing: "reading raw PCM from stdin needs --raw-rate (and --raw-channels if not mono)"
         case HubError.dataFolderIsAFile(let path): "--data \(path) is a file, not a folder"
         case HubError.notAnAddressHere(let host): "--host \(host) is not an address of this machine"
         case HubError.portInUse: "\(error): choose another with --port"
@@ -87,14 +89,19 @@ func installInterruptHandler() {
 
 /// Says so when a file sink had to clip: louder than full scale does not fit an integer format.
 func reportClipping(_ sink: AudioSink) {
-    var sink: AudioSink? = sink
-    while let current = sink {
-        if let writer = current as? AudioFileWriter {
-            if writer.clippedSamples > 0 {
-                Terminal.note("warning: \(writer.clippedSamples) samples beyond full scale were clipped in \(writer.path); use --sample-format f32 to keep them")
-            }
-            return
-        }
-        sink = (current as? ResampledSink)?.downstream ?? (current as? GuardedSink)?.downstream
+    if let writer = sink.fileWriter, writer.clippedSamples > 0 {
+        Terminal.note("warning: \(writer.clippedSamples) samples beyond full scale were clipped in \(writer.path); use --sample-format f32 to keep them")
+    }
+}
+
+extension NativeRateRun {
+    /// With a progress bar on a terminal, and a word on anything clipped; returns the delay.
+    @discardableResult
+    func run(_ label: String, _ chain: some AudioProcessor, outputGuard: OutputLevelGuard? = nil) throws -> Int {
+        let progress = ProgressBar(label: label, total: (source as? AudioFileReader)?.info.frameCount ?? 0)
+        let (latency, sink) = try run(chain, outputGuard: outputGuard, progress: progress.update)
+        reportClipping(sink)
+        progress.finish()
+        return latency
     }
 }

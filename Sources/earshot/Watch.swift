@@ -102,72 +102,14 @@ struct Watch: ParsableCommand {
         installInterruptHandler()
         signal(SIGTERM) { _ in interruptRequested.store(true, ordering: .relaxed) }
         if let file {
-            let samples = try MatchingAudio(path: file).samples
-            for start in stride(from: 0, to: samples.count, by: Listening.blockFrames) where !interruptRequested.load(ordering: .relaxed) {
-                listening.hear(samples[start..<min(samples.count, start + Listening.blockFrames)], sessionStart: started)
-            }
-            listening.finish()
+            try listening.hear(file: file, sessionStart: started, stop: interruptRequested)
         } else {
-            try watchMicrophone(listening)
+            try listening.hear(microphone: inputDevice.find, hub: try hub.address(), stop: interruptRequested)
         }
     }
 
     private func describe(_ listening: Listening) -> String {
         let names = listening.soundNames.isEmpty ? (sounds ? ["no enrolled sounds yet"] : []) : listening.soundNames
         return ((alerts ? ["alerts"] : []) + names).joined(separator: ", ")
-    }
-
-    /// Capture until stopped; when the device goes, wait for it and carry on.
-    private func watchMicrophone(_ listening: Listening) throws {
-        let feed = try hub.address().map { LiveFeed(address: $0, sampleRate: Listening.sampleRate) }
-        defer { feed?.close() }
-        let buffer = AudioBuffer(channelCount: 1, capacityFrames: Listening.blockFrames)
-        var everOpened = false, saidWaiting = false
-        while !interruptRequested.load(ordering: .relaxed) {
-            let capture: DeviceCapture, source: AudioSource
-            do {
-                if everOpened { try AudioDevices.rescan() }
-                (capture, source) = try openMicrophone()
-            } catch let error as EarshotError {
-                guard everOpened else { throw error }  // at start, a wrong device is the user's to fix
-                if !saidWaiting { Terminal.note("waiting for the microphone (\(error))") }
-                saidWaiting = true
-                for _ in 0..<20 where !interruptRequested.load(ordering: .relaxed) { usleep(100_000) }
-                continue
-            }
-            if everOpened { Terminal.note("the microphone is back") }
-            everOpened = true
-            saidWaiting = false
-            listening.restart()
-            let started = Date()
-            do {
-                while !interruptRequested.load(ordering: .relaxed) {
-                    var block = buffer.block(frameCount: Listening.blockFrames)
-                    guard try source.read(into: block) == block.frameCount else { break }
-                    feed?.tap.process(&block)
-                    listening.hear(ArraySlice(block.channel(0)), sessionStart: started)
-                    feed?.pump(alerting: listening.isAlerting)
-                }
-            } catch let error as EarshotError {
-                Terminal.note("lost the microphone (\(error)); waiting for it")
-                saidWaiting = true
-            }
-            capture.close()
-            listening.finish()
-        }
-    }
-}
-
-extension Watch {
-    /// The microphone at 16 kHz, or at its own rate resampled when it cannot give 16 kHz itself.
-    func openMicrophone() throws -> (DeviceCapture, AudioSource) {
-        let device = try inputDevice.find(), rate = Listening.sampleRate
-        do {
-            let capture = try DeviceCapture(device: device, sampleRate: rate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
-            return (capture, capture)
-        } catch EarshotError.deviceFailure {
-            let capture = try DeviceCapture(device: device, sampleRate: device.defaultSampleRate, channelCount: 1, stop: interruptRequested, stallSeconds: 3)
-            return (capture, try ResampledSource(capture, sampleRate: rate, inputBlockFrames: Int(device.defaultSampleRate / 10)))
-        }
     }
 }

@@ -6,14 +6,14 @@ import EarshotIO
 /// What the microphone hears, to the hub's live view: a tap in the audio path, read and
 /// analysed off the audio thread (`pump`, called every few tens of milliseconds), sent as
 /// `LiveFrame`s.
-final class LiveFeed {
-    let tap: LiveTap
+public final class LiveFeed {
+    public let tap: LiveTap
     private let analyzer: LevelSpectrumAnalyzer
     private let publisher: LivePublisher
     private var scratch: [Float]
     private var sequence: UInt32 = 0
 
-    init(address: HubAddress, sampleRate: Double) {
+    public init(address: HubAddress, sampleRate: Double) {
         tap = LiveTap(sampleRate: sampleRate)
         analyzer = LevelSpectrumAnalyzer(sampleRate: sampleRate)
         publisher = LivePublisher(address: address)
@@ -21,7 +21,7 @@ final class LiveFeed {
     }
 
     /// Analyses what the tap holds and sends a frame for every 50 ms of it.
-    func pump(alerting: Bool) {
+    public func pump(alerting: Bool) {
         let count = scratch.withUnsafeMutableBufferPointer { tap.ring.read(into: $0) }
         let readings = scratch.withUnsafeBufferPointer { analyzer.push(UnsafeBufferPointer(rebasing: $0[..<count])) }
         for reading in readings {
@@ -32,5 +32,5 @@ final class LiveFeed {
         }
     }
 
-    func close() { publisher.close() }
+    public func close() { publisher.close() }
 }
