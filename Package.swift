@@ -50,7 +50,7 @@ let package = Package(
             dependencies: ["EarshotCore", "EarshotDSP", "COpenBLAS", .product(name: "Atomics", package: "swift-atomics")],
             resources: [.copy("Resources/AlertDetector.safetensors")]),
         // Seeded alert sounds, backgrounds and scenes in simulated rooms: training, tests, demos.
-        .target(name: "EarshotSynthesis", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotRoom", "EarshotAlerts"]),
+        .target(name: "EarshotSynthesis", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotRoom", "EarshotAlerts", "EarshotHearingAid"]),
         // The hearing-aid path: detector, suppressor with alert separation, output guard.
         .target(name: "EarshotHearingAid", dependencies: ["EarshotCore", "EarshotDSP", "EarshotAlerts", "EarshotEnhance", "EarshotAudiometry"]),
         .target(
@@ -93,7 +93,7 @@ let package = Package(
             resources: [.copy("Resources/web")]),
         .target(
             name: "EarshotAudiometry",
-            dependencies: ["EarshotCore", "EarshotDSP", .product(name: "GRDB", package: "GRDB.swift")]),
+            dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", .product(name: "GRDB", package: "GRDB.swift")]),
         .executableTarget(
             name: "earshot",
             dependencies: [

@@ -19,6 +19,12 @@ public enum AudiometryError: EarshotFailure, Equatable {
     case unusableResults(path: String, reason: String)
     case noPersonName
     case noStoredTest(id: Int64)
+    /// The line protocol's input ended with a stimulus unanswered.
+    case answersEnded(stimulus: Int)
+    case notAnAnswer(line: Int, waiting: Int)
+    case notAResponse(line: Int, response: String)
+    /// The person stopped the test before it finished.
+    case stopped
 
     /// What is wrong with an audiogram.
     public enum AudiogramFault: Equatable, Sendable {
@@ -52,6 +58,10 @@ public enum AudiometryError: EarshotFailure, Equatable {
         case .unusableResults(let path, let reason): "\(path): not a usable results database (\(reason))"
         case .noPersonName: "a stored test needs a person's name"
         case .noStoredTest(let id): "no stored test has id \(id)"
+        case .answersEnded(let id): "input ended before the test finished (stimulus \(id) unanswered)"
+        case .notAnAnswer(let line, let id): "input line \(line) is not an answer like {\"id\":\(id),\"response\":\"left\"}"
+        case .notAResponse(let line, let response): "input line \(line): response must be \"left\", \"right\" or \"none\", not \"\(response)\""
+        case .stopped: "test stopped; nothing was saved"
         }
     }
 }

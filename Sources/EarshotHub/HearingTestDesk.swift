@@ -2,17 +2,6 @@ import EarshotAudiometry
 import EarshotCore
 import Foundation
 
-/// Plays the hearing test's tones on the hub machine's own output.
-public protocol TonePlayer: Sendable {
-    /// The calibration that turns hearing levels into output levels.
-    var calibration: Calibration { get }
-    /// Plays `tone` at its hearing level in its ear (nil: a silent catch trial as long as a
-    /// tone) and returns once it has been played out.
-    func present(_ tone: Tone?) throws
-    /// The test is over: let the output go.
-    func close()
-}
-
 /// The hearing test for a person at the hub machine, driven by the dashboard's hearing-test
 /// page: one test at a time, each tone played by the hub after a random pause (so the press
 /// cannot be timed), the person's answer recorded, and the audiogram stored at the end.

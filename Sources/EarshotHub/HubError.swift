@@ -11,6 +11,7 @@ public enum HubError: EarshotFailure, Equatable {
     case soundName(String)
     case soundEnrolled(String)
     case noSuchSound(String)
+    case noSoundsEnrolled
 
     public var description: String {
         switch self {
@@ -23,6 +24,7 @@ public enum HubError: EarshotFailure, Equatable {
         case .soundName(let name): "a sound's name is 1–40 letters, digits, _ and - (like front_door), not '\(name)'"
         case .soundEnrolled(let name): "a sound named '\(name)' is already enrolled"
         case .noSuchSound(let name): "no sound named '\(name)' is enrolled"
+        case .noSoundsEnrolled: "no sounds are enrolled"
         }
     }
 }

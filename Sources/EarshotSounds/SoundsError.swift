@@ -13,6 +13,8 @@ public enum SoundsError: EarshotFailure, Equatable {
     case roomToneTooShort(source: String, seconds: Double)
     case roomToneClipped(source: String)
     case noRecording(sound: String)
+    /// A false alarm to reject, longer than one.
+    case rejectionTooLong(source: String)
 
     public var description: String {
         switch self {
@@ -30,6 +32,7 @@ public enum SoundsError: EarshotFailure, Equatable {
         case .roomToneTooShort(let source, let seconds): String(format: "%@: too short for room tone (%.2f s): record at least a second", source, seconds)
         case .roomToneClipped(let source): "\(source): clipped: room tone should be the quiet of the place, recorded at the same level as the sound"
         case .noRecording(let sound): "'\(sound)' has no recording to listen for"
+        case .rejectionTooLong(let source): "\(source): longer than 30 s: cut it to the false alarm"
         }
     }
 }

@@ -21,38 +21,3 @@ public enum Synthesis {
         return samples.map(Float.init)
     }
 }
-
-/// The scene `earshot demo` plays: a quiet room, a doorbell, then a smoke alarm.
-public struct DemoScene: Sendable {
-    public struct Placement: Sendable {
-        public var name: String
-        public var startSeconds: Double
-        public var endSeconds: Double
-    }
-
-    public let sampleRate: Double
-    public let samples: [Float]
-    public let placements: [Placement]
-    public let backgroundDBFS: Double
-
-    public init(seed: UInt64 = 1, sampleRate: Double = 16_000, durationSeconds: Double = 9) {
-        let count = Int(durationSeconds * sampleRate)
-        backgroundDBFS = -45
-        var signal = Synthesis.pinkNoise(count: count, levelDBFS: backgroundDBFS, seed: seed)
-        var random = SeededRandom(seed: seed &+ 1)
-        let chimeStart = 1 + Double.random(in: 0..<0.5, using: &random)
-        let alarmStart = 4 + Double.random(in: 0..<0.5, using: &random)
-        let chime = AlertSynthesis.doorbell(.chime(notesHz: [660, 550], gapSeconds: 0.6, decaySeconds: 0.45), sampleRate: sampleRate)
-        let alarm = AlertSynthesis.smokeAlarm(.init(pattern: .temporalThree, frequencyHz: 3100, seconds: 2.6), sampleRate: sampleRate)
-        for (sound, start, level) in [(chime, chimeStart, Float(0.35)), (alarm, alarmStart, Float(0.25))] {
-            let first = Int(start * sampleRate)
-            for (n, x) in sound.samples.enumerated() where first + n < signal.count { signal[first + n] += level * x }
-        }
-        self.sampleRate = sampleRate
-        samples = signal
-        placements = [
-            Placement(name: "doorbell chime (660/550 Hz)", startSeconds: chimeStart, endSeconds: chimeStart + 2.2),
-            Placement(name: "smoke alarm, temporal-three (3.1 kHz)", startSeconds: alarmStart, endSeconds: alarmStart + 2.5),
-        ]
-    }
-}

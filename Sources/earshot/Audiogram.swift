@@ -77,44 +77,10 @@ struct AudiogramShow: ParsableCommand {
         if let png { try writePNG(svg: chart, to: png) }
         if format.isJSON {
             struct Shown: Encodable { var test: StoredTest; var summary: AudiogramSummary; var fitting: Fitting? }
-            try Terminal.printJSON(Shown(test: test, summary: AudiogramSummary(thresholds: test.result.thresholds), fitting: Self.fitting(test.result)))
+            try Terminal.printJSON(Shown(test: test, summary: AudiogramSummary(thresholds: test.result.thresholds), fitting: test.result.defaultFitting))
             return
         }
         print("Test \(test.id): \(title)")
-        Self.printSummary(test.result, id: test.id)
-    }
-
-    /// The fitting `earshot fit` prescribes for this result by default; nil where the test
-    /// left out frequencies a fitting needs.
-    static func fitting(_ result: TestResult) -> Fitting? {
-        try? Prescription.fit(PureToneAudiogram(test: result))
-    }
-
-    static func printSummary(_ result: TestResult, id: Int64? = nil) {
-        let frequencies = Set(result.thresholds.map(\.frequencyHz)).sorted()
-        print("Hz      " + frequencies.map { String(Int($0)).padding(toLength: 7, withPad: " ", startingAt: 0) }.joined())
-        for ear in [Ear.right, .left] {
-            let row = frequencies.map { f -> String in
-                guard let t = result.thresholds.first(where: { $0.ear == ear && $0.frequencyHz == f }) else { return "–" }
-                if let level = t.thresholdDBHL { return String(format: "%.0f", level) }
-                return ">\(Int(t.noResponseAtDBHL ?? 0))"
-            }
-            print(ear.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0) + row.map { $0.padding(toLength: 7, withPad: " ", startingAt: 0) }.joined())
-        }
-        for ear in AudiogramSummary(thresholds: result.thresholds).ears {
-            let pta = ear.pureToneAverageDBHL.map { String(format: "%.1f dB HL", $0) } ?? "– (needs 0.5, 1, 2 and 4 kHz)"
-            let grade = ear.whoGrade.map { $0 == "normal" ? "normal hearing" : "\($0) hearing loss" } ?? "–"
-            print("\(ear.ear.rawValue) ear: pure-tone average (0.5–4 kHz) \(pta), WHO grade: \(grade)")
-        }
-        // The gains `earshot fit` prescribes, under the name it prints.
-        if let fitting = fitting(result) {
-            print("Fitting, \(fitting.rule.name), gain for average speech (65 dB SPL)\(id.map { " — earshot fit --audiogram \($0) for all of it" } ?? ""):")
-            for (ear, bands) in [("right", fitting.right), ("left", fitting.left)] {
-                print("  \(ear): " + bands.map { "\(Int($0.centreHz)) Hz \(String(format: "%.0f", $0.gainMediumDB)) dB" }.joined(separator: ", "))
-            }
-        }
-        print("\(result.presentations) tones, \(result.reliability.catchTrials) silent trials")
-        for flag in result.reliability.flags { print("⚠ \(flag)") }
-        for note in result.reliability.notes { print("• \(note)") }
+        print(test.result.summaryText(fittingHint: "earshot fit --audiogram \(test.id) for all of it"))
     }
 }

@@ -77,16 +77,21 @@ struct HearingTestRun: ParsableCommand {
         let session = TestSession(procedure: procedure.make(plan: plan, seed: seed), transducer: transducer, seed: seed)
         let store = try person.map { _ in try ResultStore(path: data.resultsPath(db: db)) }  // fail before testing, not after
         if `protocol` != nil {
-            try LineProtocol.run(session)
+            try session.runLineProtocol(readLine: { readLine() }, write: FileHandle.standardOutput.write)
         } else {
-            try InteractiveTest(session: session, calibration: calibrated, device: outputDevice.outputDevice, seed: seed).run()
+            let player = try DeviceTonePlayer(calibration: calibrated, device: outputDevice.outputDevice)
+            defer { player.close() }
+            let keys = try KeyReader()
+            defer { keys.restore() }
+            Terminal.note("Hearing test: press L (left) or R (right) as soon as you hear a tone in that ear; Q stops.")
+            try session.runWithTones(player, seed: seed, key: keys.next)
         }
         let result = session.result
         if let store, let person {
             let id = try store.save(result, person: person, calibration: profile.name)
             Terminal.note("Saved as test \(id) for \(person): 'earshot audiogram show \(id)\(db.map { " --db \(shellWord($0))" } ?? data.data.map { " --data \(shellWord($0))" } ?? "")'")
         }
-        if `protocol` == nil { AudiogramShow.printSummary(result) }
+        if `protocol` == nil { print(result.summaryText()) }
     }
 
     private func parseFrequencies() throws -> [Double] {
@@ -97,39 +102,6 @@ struct HearingTestRun: ParsableCommand {
         }
         for f in values.compactMap({ $0 }) { _ = try transducer.retspl(atHz: f) }
         return values.compactMap { $0 }
-    }
-}
-
-/// The JSON line protocol: stimuli out, answers in, result last.
-enum LineProtocol {
-    static func run(_ session: TestSession) throws {
-        var lineNumber = 0
-        while let stimulus = session.next() {
-            try emit(StimulusMessage(stimulus))
-            var answer: AnswerMessage?
-            while answer == nil {
-                guard let line = readLine() else {
-                    throw EarshotError.invalidArgument("input ended before the test finished (stimulus \(stimulus.id) unanswered)")
-                }
-                lineNumber += 1
-                guard !line.trimmingCharacters(in: .whitespaces).isEmpty else { continue }
-                guard let parsed = try? JSONDecoder().decode(AnswerMessage.self, from: Data(line.utf8)), parsed.id != nil else {
-                    throw EarshotError.invalidArgument("input line \(lineNumber) is not an answer like {\"id\":\(stimulus.id),\"response\":\"left\"}")
-                }
-                answer = parsed
-            }
-            guard let response = answer!.answer else {
-                throw EarshotError.invalidArgument("input line \(lineNumber): response must be \"left\", \"right\" or \"none\", not \"\(answer!.response)\"")
-            }
-            try session.respond(id: answer!.id!, answer: response, responseSeconds: answer!.responseSeconds)
-        }
-        try emit(ResultMessage(session.result))
-    }
-
-    private static func emit<T: Encodable>(_ value: T) throws {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        FileHandle.standardOutput.write(try encoder.encode(value) + Data("\n".utf8))
     }
 }
 

@@ -2,6 +2,7 @@ import ArgumentParser
 import EarshotCore
 import EarshotHub
 import EarshotHubClient
+import EarshotListening
 import EarshotIO
 import EarshotSounds
 import Foundation
@@ -39,15 +40,7 @@ struct SoundsCommand: ParsableCommand {
         }
 
         func run() throws {
-            let clips = try files.map { try EnrollmentClip(path: $0) }
-            var stored = zip(files, clips).map { file, clip in
-                SoundStore.Clip(role: .enrollment, source: (file as NSString).lastPathComponent, samples: clip.samples)
-            }
-            if let roomTone {
-                let tone = try RoomTone(path: roomTone)
-                stored.append(SoundStore.Clip(role: .roomTone, source: (roomTone as NSString).lastPathComponent, samples: tone.samples))
-            }
-            try data.openSounds().enroll(name, clips: stored)
+            let clips = try data.openSounds().enroll(name, recordings: files, roomTone: roomTone)
             let details = clips.map { String(format: "%.2f s, %.0f dB above its background", $0.soundSeconds, $0.contrastDB) }
             print("enrolled '\(name)' from \(clips.count) recording(s): \(details.joined(separator: "; "))\(roomTone == nil ? "" : ", with room tone")")
         }
@@ -95,10 +88,8 @@ struct SoundsCommand: ParsableCommand {
         @Option(help: "Announce at this score (0–1) instead of each sound's calibrated threshold.")
         var threshold: Double?
 
-        enum Method: String, ExpressibleByArgument { case embedding, landmarks, peaks }
-
         @Option(help: "embedding (the learned sound matcher, the default), landmarks (time-consistent tonal landmarks) or peaks (the original two-strongest-peaks method); the last two to compare.")
-        var method: Method = .embedding
+        var method: SoundSearch.Method = .embedding
 
         @Option(help: .hidden)
         var trace: String?
@@ -111,41 +102,18 @@ struct SoundsCommand: ParsableCommand {
 
         func run() throws {
             let store = try data.openSounds()
-            guard !(try store.summaries().isEmpty) else { throw EarshotError.invalidArgument("no sounds are enrolled (earshot sounds enroll NAME FILE)") }
-            let mono = try MatchingAudio(path: file).samples
-            if method == .peaks {
-                report(PeakMatcher.detect(mono, matchers: try store.loadPeakMatchers(), sampleRate: LandmarkAnalyzer.sampleRate))
-                return
+            guard !(try store.summaries().isEmpty) else { throw HubError.noSoundsEnrolled }
+            let samples = try MatchingAudio(path: file).samples
+            if let trace, method == .embedding {
+                let (csv, notes) = try SoundSearch.scoreTable(of: samples, store: store, threshold: threshold)
+                try AtomicFile.write(Data(csv.utf8), to: trace)
+                notes.forEach(Terminal.note)
             }
-            if method == .landmarks {
-                let detector = LandmarkDetector(sounds: try store.loadLandmarkSounds(threshold: threshold))
-                var found: [SoundDetection] = []
-                for start in stride(from: 0, to: mono.count, by: 1600) { found += detector.push(mono[start..<min(mono.count, start + 1600)]) }
-                report(found + detector.finish())
-                return
-            }
-            let embedding = try SoundEmbedding.bundled()
-            let sounds = try store.loadSounds(threshold: threshold, embedding: embedding)
-            if let trace {
-                // Every sound's score every 100 ms, for tuning: time, then one column per sound.
-                let (times, columns) = SoundDetector.scores(of: mono, sounds: sounds, embedding: embedding)
-                var lines = ["time," + sounds.map(\.name).joined(separator: ",")]
-                for (i, time) in times.enumerated() {
-                    lines.append(String(format: "%.2f", time) + "," + columns.map { String(format: "%.3f", $0[i]) }.joined(separator: ","))
-                }
-                try AtomicFile.write(Data(lines.joined(separator: "\n").utf8), to: trace)
-                for sound in sounds {
-                    Terminal.note(String(format: "%@: threshold %.3f, %d prints", sound.name, sound.threshold, sound.prints.count / embedding.size))
-                }
-            }
-            let detector = SoundDetector(sounds: sounds, embedding: embedding)
-            var found: [SoundDetection] = []
-            for start in stride(from: 0, to: mono.count, by: 1600) { found += detector.push(mono[start..<min(mono.count, start + 1600)]) }
-            report(found + detector.finish())
+            report(try SoundSearch.find(in: samples, store: store, method: method, threshold: threshold))
         }
 
         private func report(_ found: [SoundDetection]) {
-            for detection in found.sorted(by: { $0.start < $1.start }) {
+            for detection in found {
                 switch format {
                 case .json, .jsonl:
                     print(EventRecord(kind: .sound, label: detection.sound, start: detection.start, end: detection.end,
@@ -171,17 +139,8 @@ struct SoundsCommand: ParsableCommand {
         @OptionGroup var data: DataFolderOption
 
         func run() throws {
-            let samples = try MatchingAudio(path: file).samples
-            guard !samples.isEmpty else { throw EarshotError.emptyAudio(path: file) }
-            guard Double(samples.count) <= 30 * LandmarkAnalyzer.sampleRate else {
-                throw EarshotError.invalidArgument("\(file): longer than 30 s: cut it to the false alarm")
-            }
-            let store = try data.openSounds()
-            let embedding = try SoundEmbedding.bundled()
-            let before = try store.loadSounds(threshold: nil, embedding: embedding).first { $0.name == name }
-            try store.add(SoundStore.Clip(role: .rejected, source: (file as NSString).lastPathComponent, samples: samples), to: name)
-            let after = try store.loadSounds(threshold: nil, embedding: embedding).first { $0.name == name }
-            print(String(format: "'%@' will not be announced for this again (threshold %.2f, was %.2f)", name, after?.threshold ?? 0, before?.threshold ?? 0))
+            let (before, after) = try data.openSounds().reject(file, for: name)
+            print(String(format: "'%@' will not be announced for this again (threshold %.2f, was %.2f)", name, after, before))
         }
     }
 
@@ -194,10 +153,10 @@ struct SoundsCommand: ParsableCommand {
         @OptionGroup var data: DataFolderOption
 
         func run() throws {
-            guard try data.openSounds().remove(name) else {
-                throw EarshotError.invalidArgument("no sound named '\(name)' is enrolled (earshot sounds list)")
-            }
+            guard try data.openSounds().remove(name) else { throw HubError.noSuchSound(name) }
             print("removed '\(name)'")
         }
     }
 }
+
+extension SoundSearch.Method: ExpressibleByArgument {}

@@ -30,6 +30,7 @@ enum Terminal {
         case HubError.portInUse: "\(error): choose another with --port"
         case HubError.soundEnrolled(let name): "\(error) (earshot sounds remove \(name) first)"
         case HubError.noSuchSound: "\(error) (earshot sounds list)"
+        case HubError.noSoundsEnrolled: "\(error) (earshot sounds enroll NAME FILE)"
         default: error.description
         }
     }

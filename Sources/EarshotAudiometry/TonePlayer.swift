@@ -1,24 +1,33 @@
-import EarshotAudiometry
 import EarshotCore
 import EarshotDSP
-import EarshotHub
 import EarshotIO
 import Foundation
+
+/// Plays the hearing test's tones: on a device, at the hub's page or in a terminal.
+public protocol TonePlayer: Sendable {
+    /// The calibration that turns hearing levels into output levels.
+    var calibration: Calibration { get }
+    /// Plays `tone` at its hearing level in its ear (nil: a silent catch trial as long as a
+    /// tone) and returns once it has been played out.
+    func present(_ tone: Tone?) throws
+    /// The test is over: let the output go.
+    func close()
+}
 
 /// Plays hearing-test tones on an output device at calibrated hearing levels, through a guard
 /// set at the loudest level any tone of the calibration may reach: nothing plays above it. The
 /// device is opened at the first tone and kept open, playing silence between tones, until
 /// `close`: opening a device for every tone fails now and then through some sound servers.
-final class DeviceTonePlayer: TonePlayer, @unchecked Sendable {
-    let calibration: Calibration
-    let device: AudioDeviceInfo
+public final class DeviceTonePlayer: TonePlayer, @unchecked Sendable {
+    public let calibration: Calibration
+    public let device: AudioDeviceInfo
     private let ceilingDBFS: Double
     private let lock = NSLock()
     private var playback: DevicePlayback?
 
-    static let sampleRate = 48_000.0
+    public static let sampleRate = 48_000.0
 
-    init(calibration: Calibration, device query: String?) throws {
+    public init(calibration: Calibration, device query: String?) throws {
         let output = try AudioDevices.find(query, direction: .output)
         guard output.outputChannels >= 2 else {
             throw EarshotError.deviceFailure("'\(output.name)' has one channel: a hearing test needs one per ear")
@@ -35,7 +44,7 @@ final class DeviceTonePlayer: TonePlayer, @unchecked Sendable {
         ceilingDBFS = min(0, ceiling + 0.5)
     }
 
-    func present(_ tone: Tone?) throws {
+    public func present(_ tone: Tone?) throws {
         try lock.withLock {
             let output = try playback ?? DevicePlayback(device: device, sampleRate: Self.sampleRate, channelCount: 2)
             playback = output
@@ -57,7 +66,7 @@ final class DeviceTonePlayer: TonePlayer, @unchecked Sendable {
         }
     }
 
-    func close() {
+    public func close() {
         lock.withLock {
             try? playback?.finish()
             playback = nil
