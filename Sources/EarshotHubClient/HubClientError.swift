@@ -6,6 +6,8 @@ public enum HubClientError: EarshotFailure, Equatable {
     case noToken
     case tokenRefused
     case notABrokerURL(String)
+    /// Desktop notifications asked for, on a machine without notify-send.
+    case noNotifier
 
     public var description: String {
         switch self {
@@ -13,6 +15,7 @@ public enum HubClientError: EarshotFailure, Equatable {
         case .noToken: "the hub needs a token"
         case .tokenRefused: "the hub refused the token"
         case .notABrokerURL(let text): "the MQTT broker's address must be mqtt://HOST[:PORT], not '\(text)'"
+        case .noNotifier: "desktop notifications need notify-send (apt install libnotify-bin)"
         }
     }
 }

@@ -5,7 +5,7 @@ import EarshotCore
 import Foundation
 
 /// An input or output device as PortAudio reports it.
-public struct AudioDeviceInfo: Equatable, Sendable {
+public struct AudioDeviceInfo: Codable, Equatable, Sendable {
     public var index: Int
     public var name: String
     public var hostAPI: String

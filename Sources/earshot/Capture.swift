@@ -65,3 +65,142 @@ struct Capture: ParsableCommand {
         try capture.run(into: output, stop: interruptRequested)
     }
 }
+
+/// `earshot aec --mic MIC --far FAR -o OUT`: take what a loudspeaker played out of a microphone recording.
+struct EchoCancel: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "aec",
+        abstract: "Echo cancellation: remove the far end (what the loudspeaker played) from the microphone recording.",
+        discussion: """
+            A frequency-domain Kalman filter models the echo path over --tail seconds — a \
+            loudspeaker up to 300 ms late and the room — and a residual echo suppressor \
+            lowers what it leaves. Both files are mixed to mono; the far end is resampled to the \
+            microphone's rate if they differ (8 to 48 kHz). The output lines up with the microphone.
+            """)
+
+    @Option(help: "The microphone recording.")
+    var mic: String
+
+    @Option(help: "The far end: what the loudspeaker played, from its start.")
+    var far: String
+
+    @Option(name: .shortAndLong, help: "Output file.")
+    var output: String
+
+    @Option(help: "Longest echo path modelled, in seconds (delay plus room tail).")
+    var tail: Double = 0.5
+
+    @Option(help: "Deepest residual echo suppression, in dB (negative; 0 turns it off).")
+    var suppressionFloor: Double = -40
+
+    func validate() throws {
+        guard tail.isFinite, tail >= 0.05, tail <= 2 else { throw ValidationError("--tail must be between 0.05 and 2 s, not \(tail)") }
+        guard suppressionFloor.isFinite, suppressionFloor <= 0, suppressionFloor >= -80 else {
+            throw ValidationError("--suppression-floor must be between -80 and 0 dB, not \(suppressionFloor)")
+        }
+    }
+
+    func run() throws {
+        try OutputPath.refuseOverwriting(output, inputs: [mic, far])
+        let recording = try MonoRecording(path: mic)
+        let rate = recording.info.sampleRate
+        guard (8_000...48_000).contains(rate) else {
+            throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz; convert \(mic) first (it is \(Int(rate)) Hz)")
+        }
+        let (farSignal, filterTail) = try recording.farEnd(far, longestTailSeconds: tail)
+        let canceller = EchoCanceller(tailSeconds: filterTail, floorDB: suppressionFloor)
+        let source = MemorySource(channels: [recording.samples, farSignal], sampleRate: rate)
+        let sink = MemorySink(channelCount: 2)
+        _ = try Runner(blockFrames: 1024, compensateLatency: true).run(source: source, chain: canceller, sink: sink)
+        let cleaned = Array(sink.channels[0].prefix(recording.samples.count))
+        try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate, sampleFormat: recording.info.sampleFormat)
+    }
+}
+
+/// `earshot soundcheck [FILE]`: what is wrong with a microphone signal, and how to fix it.
+struct Soundcheck: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "soundcheck",
+        abstract: "Check a microphone: level, clipping, noise, hum, bandwidth, muffling, reverberation, DC, dropouts and echo, each with a fix.",
+        discussion: """
+            Live (no FILE), it records 2 s of room tone — stay quiet — then --seconds of speech. \
+            On a file it finds the room tone itself, in the quietest moments. Exit status 0 either \
+            way: the verdict is in the output ("good" or "fix").
+            """)
+
+    @Argument(help: "A recording to check (any file libsndfile reads); without it, record from the input device.")
+    var file: String?
+
+    @Option(help: "Seconds of speech to record live.")
+    var seconds: Double = 8
+
+    @Option(help: OutputStyle.help)
+    var format: OutputStyle = .text
+
+    @Option(help: "Also draw the waveform, a spectrogram and the findings to this PNG file.")
+    var png: String?
+
+    @Flag(help: "Play the take back after recording (\"here is what you sound like\").")
+    var play = false
+
+    @Flag(help: "Record from every input device at once and rank them.")
+    var allInputs = false
+
+    @OptionGroup var inputDevice: InputDeviceOption
+    @OptionGroup var outputDevice: OutputDeviceOption
+    @OptionGroup var ceiling: OutputCeilingOption
+
+    func validate() throws {
+        guard seconds.isFinite, seconds >= 1, seconds <= 600 else {
+            throw ValidationError("--seconds must be between 1 and 600, not \(seconds)")
+        }
+        if file != nil, allInputs { throw ValidationError("--all-inputs records live: leave out FILE") }
+        if file != nil, play { throw ValidationError("--play plays a live take back: leave out FILE (or use earshot play)") }
+        if allInputs, png != nil { throw ValidationError("--png draws one recording: leave out --all-inputs") }
+        if let png, !png.lowercased().hasSuffix(".png") { throw ValidationError("--png needs a .png file name, not '\(png)'") }
+    }
+
+    func run() throws {
+        if allInputs { return try checkAllInputs() }
+        let name: String, check: SoundCheck
+        var take: SoundCheckTake?
+        if let file {
+            (name, check) = ((file as NSString).lastPathComponent, try SoundCheck(recordingAt: file))
+        } else {
+            take = try recordLive(from: [try inputDevice.find()]).first!
+            (name, check) = (take!.device.name, try take!.check())
+        }
+        if let png { try writePNG(svg: SoundCheckChart.svg(check, title: "Sound check: \(name)"), to: png) }
+        if play, let take {
+            Terminal.note("Here is what you sound like…")
+            try DevicePlayback.play(MemorySource(channels: [take.samples], sampleRate: take.sampleRate), on: try outputDevice.find(),
+                                    through: ceiling.guardStage, stop: interruptRequested)
+        }
+        if format.isJSON {
+            try Terminal.printJSON(check.report)
+        } else {
+            print(check.report.summary(name: name))
+        }
+    }
+
+    func recordLive(from devices: [AudioDeviceInfo]) throws -> [SoundCheckTake] {
+        installInterruptHandler()
+        Terminal.note("Stay quiet for \(Int(SoundCheckTake.roomToneSeconds)) s while the room tone is measured…")
+        let takes = try SoundCheckTake.record(from: devices, speechSeconds: seconds, stop: interruptRequested,
+                                              cue: { Terminal.note("Now speak normally for \(Int(seconds)) s, as you would on a call…") },
+                                              warn: { Terminal.note("warning: \($0)") })
+        if interruptRequested.load(ordering: .relaxed) { throw ExitCode(130) }
+        return takes
+    }
+
+    func checkAllInputs() throws {
+        let devices = try AudioDevices.all().filter { $0.inputChannels > 0 }
+        guard !devices.isEmpty else { throw EarshotError.noDevices(direction: "input") }
+        let ranked = SoundCheckReport.ranked(try recordLive(from: devices).map { ($0.device.name, try $0.check().report) })
+        if format.isJSON { return try Terminal.printJSON(ranked) }
+        for entry in ranked {
+            print("\(entry.rank). " + entry.report.summary(name: entry.device))
+            print()
+        }
+    }
+}

@@ -45,3 +45,67 @@ struct Earshot: AsyncParsableCommand {
         }
     }
 }
+
+/// What the argument parser does not say by itself: which command a mistyped one was meant to
+/// be, and that `--gain -6` gives the option a negative value rather than a new option.
+enum CommandSuggestion {
+    /// `--name -6` → `--name=-6`: a negative number after an option is that option's value.
+    static func joiningNegativeValues(_ arguments: [String]) -> [String] {
+        var joined: [String] = []
+        var index = 0
+        while index < arguments.count {
+            let argument = arguments[index]
+            if argument == "--" { return joined + arguments[index...] }  // what follows is positional, as written
+            if argument.hasPrefix("--"), argument.count > 2, !argument.contains("="), index + 1 < arguments.count,
+               isNegativeNumber(arguments[index + 1]) {
+                joined.append(argument + "=" + arguments[index + 1])
+                index += 2
+            } else {
+                joined.append(argument)
+                index += 1
+            }
+        }
+        return joined
+    }
+
+    static func isNegativeNumber(_ text: String) -> Bool {
+        text.hasPrefix("-") && text.count > 1 && Double(text) != nil
+    }
+
+    /// "no command 'enhnce' (did you mean 'enhance'?)" where a word names no subcommand of the
+    /// command before it; nil when every command word is known.
+    static func unknownCommand(in arguments: [String], under root: ParsableCommand.Type) -> String? {
+        var command = root
+        var path = [root._commandName]
+        for word in arguments {
+            if word.hasPrefix("-") || word == "help" { return nil }  // options, help and what follows are the parser's
+            let subcommands = command.configuration.subcommands
+            guard !subcommands.isEmpty else { return nil }
+            let names = subcommands.map { $0._commandName }
+            guard let index = names.firstIndex(of: word) else {
+                let nearest = names.map { ($0, distance($0, word)) }.min { $0.1 < $1.1 }
+                let hint = nearest.flatMap { $0.1 <= max(2, word.count / 3) ? " (did you mean '\($0.0)'?)" : nil } ?? ""
+                return "no command '\(word)' in \(path.joined(separator: " "))\(hint); '\(path.joined(separator: " ")) --help' lists them"
+            }
+            command = subcommands[index]
+            path.append(word)
+        }
+        return nil
+    }
+
+    /// Edit distance (insertions, deletions, substitutions).
+    static func distance(_ a: String, _ b: String) -> Int {
+        let b = Array(b)
+        var row = Array(0...b.count)
+        for (i, x) in a.enumerated() {
+            var diagonal = row[0]
+            row[0] = i + 1
+            for (j, y) in b.enumerated() {
+                let above = row[j + 1]
+                row[j + 1] = min(above + 1, row[j] + 1, diagonal + (x == y ? 0 : 1))
+                diagonal = above
+            }
+        }
+        return row[b.count]
+    }
+}

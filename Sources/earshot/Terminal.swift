@@ -1,10 +1,13 @@
+import ArgumentParser
 import Atomics
+import EarshotAlerts
 import EarshotAudiometry
 import EarshotCore
 import EarshotDSP
 import EarshotHub
 import EarshotHubClient
 import EarshotIO
+import EarshotListening
 import EarshotRoom
 import Foundation
 
@@ -23,6 +26,7 @@ enum Terminal {
         case RoomError.tooManyImages: "\(error) (--max-order)"
         case HubClientError.notAHubURL(let text): "\(hubOption) must be an http:// or https:// URL, not '\(text)'"
         case HubClientError.noToken: "\(hubOption) needs --token (earshot token create on the hub)"
+        case HubClientError.noNotifier: "--notify needs notify-send (apt install libnotify-bin)"
         case HubClientError.notABrokerURL(let text): "--mqtt must be mqtt://HOST[:PORT], not '\(text)'"
         case EarshotError.rawRateMissing: "reading raw PCM from stdin needs --raw-rate (and --raw-channels if not mono)"
         case HubError.dataFolderIsAFile(let path): "--data \(path) is a file, not a folder"
@@ -104,5 +108,99 @@ extension NativeRateRun {
         reportClipping(sink)
         progress.finish()
         return latency
+    }
+}
+
+/// Renders an SVG chart to a PNG file with rsvg-convert, atomically.
+func writePNG(svg chart: String, to path: String) throws {
+    let converter = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert", "/opt/homebrew/bin/rsvg-convert"]
+        .first { FileManager.default.isExecutableFile(atPath: $0) }
+    guard let converter else {
+        throw EarshotError.invalidArgument("PNG output needs rsvg-convert (Debian: librsvg2-bin; or use --svg)")
+    }
+    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-png-\(getpid())")
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    defer { try? FileManager.default.removeItem(at: directory) }
+    let svgPath = directory.appendingPathComponent("chart.svg").path, pngPath = directory.appendingPathComponent("chart.png").path
+    try Data(chart.utf8).write(to: URL(fileURLWithPath: svgPath))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: converter)
+    process.arguments = ["-o", pngPath, svgPath]
+    try process.run()
+    process.waitUntilExit()
+    guard process.terminationStatus == 0, let data = FileManager.default.contents(atPath: pngPath) else {
+        throw EarshotError.internalFailure("rsvg-convert could not render the chart")
+    }
+    try AtomicFile.write(data, to: path)
+}
+
+/// Single key presses from the terminal, without waiting for Enter.
+final class KeyReader {
+    private var original = termios()
+    private let isTerminal: Bool
+
+    init() throws {
+        isTerminal = isatty(STDIN_FILENO) != 0
+        guard isTerminal else { throw EarshotError.invalidArgument("the interactive test needs a terminal; use --protocol jsonl to drive it from a program") }
+        tcgetattr(STDIN_FILENO, &original)
+        var raw = original
+        raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
+        tcsetattr(STDIN_FILENO, TCSANOW, &raw)
+    }
+
+    func restore() {
+        if isTerminal { tcsetattr(STDIN_FILENO, TCSANOW, &original) }
+    }
+
+    /// The next key within the timeout, or nil.
+    func next(timeoutSeconds: Double) -> Character? {
+        var descriptor = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+        guard poll(&descriptor, 1, Int32(timeoutSeconds * 1000)) > 0 else { return nil }
+        var byte: UInt8 = 0
+        return read(STDIN_FILENO, &byte, 1) == 1 ? Character(UnicodeScalar(byte)) : nil
+    }
+
+}
+
+extension EventRecord {
+    /// An alert the detector heard in a recording, as `detect`, `listen` and `demo` write it.
+    init(_ event: AlertEvent) {
+        self.init(kind: .alert, label: event.alertClass.rawValue, start: event.start, end: event.end,
+                  confidence: event.confidence, formerNames: .alert)
+    }
+
+    /// An announcement of `watch`; watching a file, with where in it (seconds from its start).
+    init(_ announcement: EventFanOut.Announcement, position: Double?) {
+        self.init(kind: announcement.kind, label: announcement.label, start: position,
+                  time: StoredEvent.iso8601(announcement.time.timeIntervalSince1970), confidence: announcement.confidence,
+                  quiet: announcement.quiet, formerNames: position == nil ? nil : .position)
+    }
+}
+
+extension OutputStyle {
+    /// One line per finished event on stdout; onsets only in text (as they happen).
+    func print(_ change: AlertEventTracker.Change) {
+        switch (self, change) {
+        case (.json, .ended(let event)), (.jsonl, .ended(let event)): Swift.print(EventRecord(event).jsonLine)
+        case (.text, .ended(let event)):
+            Swift.print(String(format: "%8.2f–%.2f s  %@  (confidence %.2f)", event.start, event.end, event.alertClass.rawValue, event.confidence))
+        default: break
+        }
+        fflush(nil)  // each event as it is found, even into a pipe
+    }
+
+    /// One announcement of `watch` on stdout, as it happens; watching a file, with where in it
+    /// it was announced (`start`, seconds from the file's start).
+    func print(_ announcement: EventFanOut.Announcement, position: Double? = nil) {
+        let stamp = StoredEvent.iso8601(announcement.time.timeIntervalSince1970)
+        switch self {
+        case .json, .jsonl:
+            Swift.print(EventRecord(announcement, position: position).jsonLine)
+        case .text:
+            let at = position.map { String(format: "  at %.2f s", $0) } ?? ""
+            Swift.print(String(format: "%@  %@ %@ (%.2f)%@%@", stamp, announcement.kind.rawValue, announcement.label, announcement.confidence, at,
+                               announcement.quiet ? "  [quiet]" : ""))
+        }
+        fflush(nil)  // each event as it is announced, even into a pipe
     }
 }
