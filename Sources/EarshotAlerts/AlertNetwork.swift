@@ -151,6 +151,24 @@ public final class AlertNetwork {
         try perClass(text, values: "a value between 0 and 1") { Float($0).flatMap { $0 > 0 && $0 < 1 ? $0 : nil } }
     }
 
+    /// The tracker's settings: this network's operating point, moved by the thresholds (the
+    /// probability each class must reach) in a JSON file `{"siren":0.9,…}`, then by
+    /// sensitivities (`CLASS=S`, one minus the probability), the later winning.
+    public func settings(thresholdsFile: String?, sensitivities: [String]) throws -> AlertEventTracker.Settings {
+        var chosen: [AlertClass: Float] = [:]
+        if let path = thresholdsFile {
+            guard let data = FileManager.default.contents(atPath: path) else { throw ModelError.perClass(key: nil, .unreadableFile(path: path)) }
+            guard let object = try? JSONDecoder().decode([String: Float].self, from: data) else {
+                throw ModelError.perClass(key: nil, .notAThresholdsObject(path: path))
+            }
+            chosen = try Self.thresholds(object.map { "\($0.key)=\($0.value)" }.joined(separator: ","))
+        }
+        chosen.merge(try Self.thresholds(sensitivities.joined(separator: ",")).mapValues { 1 - $0 }) { $1 }
+        var settings = defaultSettings
+        for (alertClass, threshold) in chosen { settings.move(alertClass, to: threshold) }
+        return settings
+    }
+
     /// Parses `siren=1`: each class at most once, each a number of decisions from 1 to 10.
     static func classSmoothing(_ text: String) throws -> [AlertClass: Int] {
         try perClass(text, values: "1 to 10 decisions") { Int($0).flatMap { (1...10).contains($0) ? $0 : nil } }

@@ -19,6 +19,12 @@ public enum AudiometryError: EarshotFailure, Equatable {
     case unusableResults(path: String, reason: String)
     case noPersonName
     case noStoredTest(id: Int64)
+    /// A results database asked for before any test was kept in it.
+    case noResults(path: String)
+    /// An audiogram named by something that is neither a file nor a stored test's id.
+    case notAnAudiogramOrTest(String)
+    /// A calibration profile made for other earphones.
+    case otherTransducer(profile: String, madeFor: String, inUse: String)
     /// The line protocol's input ended with a stimulus unanswered.
     case answersEnded(stimulus: Int)
     case notAnAnswer(line: Int, waiting: Int)
@@ -58,6 +64,9 @@ public enum AudiometryError: EarshotFailure, Equatable {
         case .unusableResults(let path, let reason): "\(path): not a usable results database (\(reason))"
         case .noPersonName: "a stored test needs a person's name"
         case .noStoredTest(let id): "no stored test has id \(id)"
+        case .noResults(let path): "\(path): no results yet"
+        case .notAnAudiogramOrTest(let reference): "\(reference): no such file, and not a stored test's id"
+        case .otherTransducer(let profile, let madeFor, let inUse): "calibration '\(profile)' is for \(madeFor) earphones, not \(inUse)"
         case .answersEnded(let id): "input ended before the test finished (stimulus \(id) unanswered)"
         case .notAnAnswer(let line, let id): "input line \(line) is not an answer like {\"id\":\(id),\"response\":\"left\"}"
         case .notAResponse(let line, let response): "input line \(line): response must be \"left\", \"right\" or \"none\", not \"\(response)\""

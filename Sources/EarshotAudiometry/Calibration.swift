@@ -103,6 +103,29 @@ public struct CalibrationProfile: Codable, Equatable, Sendable {
         return CalibrationProfile(name: name, transducer: transducer, fullScaleSPL: spl, method: "biological")
     }
 
+    /// From sound-level-meter readings: dB SPL of a full-scale sine at each frequency, read in
+    /// the transducer's coupler, the same for each of `ears`.
+    public static func measured(name: String, transducer: Transducer, fullScaleSPL: [Double: Double], ears: [Ear]) throws -> CalibrationProfile {
+        for frequency in fullScaleSPL.keys { _ = try transducer.retspl(atHz: frequency) }
+        return CalibrationProfile(name: name, transducer: transducer, fullScaleSPL: Dictionary(uniqueKeysWithValues: ears.map { ($0, fullScaleSPL) }))
+    }
+
+    /// This profile with `other`'s measurements added (another ear, more frequencies), its
+    /// values winning where both have one.
+    public func adding(_ other: CalibrationProfile) throws -> CalibrationProfile {
+        try requireTransducer(other.transducer)
+        var merged = self
+        for (ear, table) in other.fullScaleSPL { merged.fullScaleSPL[ear, default: [:]].merge(table) { _, new in new } }
+        return merged
+    }
+
+    /// Refuses a profile made for other earphones than those in use.
+    public func requireTransducer(_ transducer: Transducer) throws {
+        guard self.transducer == transducer else {
+            throw AudiometryError.otherTransducer(profile: name, madeFor: self.transducer.rawValue, inUse: transducer.rawValue)
+        }
+    }
+
     /// A nominal profile for simulations and protocol-only tests: every full-scale sine at
     /// 110 dB SPL. Never for real listeners.
     public static func nominal(transducer: Transducer) -> CalibrationProfile {

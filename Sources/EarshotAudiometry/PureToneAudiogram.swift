@@ -58,6 +58,14 @@ public struct PureToneAudiogram: Equatable, Sendable {
         }
     }
 
+    /// An audiogram from a JSON file, or else, where `reference` is a number, a stored test's id
+    /// in `results`.
+    public static func load(fileOrTest reference: String, results: () throws -> ResultStore) throws -> PureToneAudiogram {
+        if FileManager.default.fileExists(atPath: reference) { return try load(path: reference) }
+        guard let id = Int64(reference) else { throw AudiometryError.notAnAudiogramOrTest(reference) }
+        return try PureToneAudiogram(test: try results().test(id: id).result)
+    }
+
     public static func load(path: String) throws -> PureToneAudiogram {
         guard let data = FileManager.default.contents(atPath: path) else { throw EarshotError.fileNotFound(path: path) }
         return try PureToneAudiogram(json: data, source: path)

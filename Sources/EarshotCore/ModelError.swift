@@ -34,6 +34,9 @@ public enum ModelError: EarshotFailure, Equatable {
     public enum PerClassProblem: Equatable, Sendable {
         case notClassValue(item: String, classes: [String], values: String)
         case twice(String)
+        /// A thresholds file that cannot be read, or is not an object of classes and numbers.
+        case unreadableFile(path: String)
+        case notAThresholdsObject(path: String)
     }
 
     public var description: String {
@@ -77,6 +80,8 @@ extension ModelError.PerClassProblem: CustomStringConvertible {
         case .notClassValue(let item, let classes, let values):
             "'\(item)' is not CLASS=VALUE with a class of \(classes.joined(separator: ", ")) and \(values)"
         case .twice(let name): "\(name) is given twice"
+        case .unreadableFile(let path): "cannot read the thresholds file \(path)"
+        case .notAThresholdsObject(let path): "\(path) is not a JSON object of class names and numeric thresholds"
         }
     }
 }

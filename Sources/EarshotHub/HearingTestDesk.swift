@@ -144,7 +144,8 @@ actor HearingTestDesk {
         }
         let svg = AudiogramChart.svg(thresholds: result.thresholds, title: "\(test.person), \(Self.today())")
         // The command finds the hub's results by itself when the hub keeps them in the default folder.
-        let show = "earshot audiogram show \(id)" + (resultsPath == ResultStore.path() ? "" : " --db \(shellWord(resultsPath))")
+        let folder = (resultsPath as NSString).deletingLastPathComponent
+        let show = "earshot audiogram show \(id)" + (resultsPath == ResultStore.path() ? "" : " --data \(shellWord(folder))")
         return HearingTestStep(state: .done, person: test.person, reliability: result.reliability, svg: svg, testId: id,
                                showCommand: show, thresholds: result.thresholds, summary: AudiogramSummary(thresholds: result.thresholds))
     }

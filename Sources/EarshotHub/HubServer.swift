@@ -34,6 +34,25 @@ public struct HubConfiguration: Sendable {
         self.tonePlayer = tonePlayer
     }
 
+    /// Tones for the hearing-test page on `device` (nil: the system's), calibrated by the profile
+    /// at `calibrationPath`. A wrong profile is thrown: the hub must not start with it. A missing
+    /// output device only turns the hearing test off, and its page says why; that reason is
+    /// returned too.
+    @discardableResult
+    public mutating func playTones(calibrationPath: String, device: String?) throws -> String? {
+        let calibration = try Calibration(profile: try CalibrationProfile.load(path: calibrationPath))
+        do {
+            tonePlayer = try DeviceTonePlayer(calibration: calibration, device: device)
+            return nil
+        } catch let error as EarshotError where error.isDeviceProblem {
+            tonesUnavailable = "the hearing test is off: \(error) (connect headphones and start the hub again)"
+            return tonesUnavailable
+        }
+    }
+
+    /// Whether the hub binds to this machine alone (nothing to announce on the network).
+    public var isLoopback: Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+
     /// Checks, before anything is created, that the data folder can be one and the address can
     /// be bound: a port in use or a file where the folder should be is one line, not a token and
     /// a folder left behind by a hub that never started.

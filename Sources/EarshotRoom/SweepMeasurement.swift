@@ -104,3 +104,31 @@ public struct ExponentialSweep: Sendable {
         return Responses(linear: linear, harmonics: harmonics)
     }
 }
+
+extension ExponentialSweep {
+    /// Every channel of a recording of the sweep deconvolved, each response (linear, then each
+    /// harmonic's) cut to the channels' common length.
+    public struct Measurement: Sendable {
+        /// The impulse response, one per channel.
+        public var linear: [[Float]]
+        /// The 2nd, 3rd, … harmonic distortion responses, one per channel each.
+        public var harmonics: [[[Float]]]
+        /// When the direct sound arrives (the first sample within 20 dB of the peak), device
+        /// latency included.
+        public var directSoundSeconds: Double
+    }
+
+    public func measure(_ recording: [[Float]], responseSeconds: Double) throws -> Measurement {
+        let responses = try recording.map { try deconvolve($0, responseSeconds: responseSeconds) }
+        func common(_ channels: [[Float]]) -> [[Float]] {
+            let length = channels.map(\.count).min() ?? 0
+            return channels.map { Array($0.prefix(length)) }
+        }
+        let linear = common(responses.map(\.linear))
+        let harmonics = (0..<(responses.first?.harmonics.count ?? 0)).map { n in common(responses.map { $0.harmonics[n] }) }
+        let first = linear.first ?? []
+        let peak = first.map { abs($0) }.max() ?? 0
+        let onset = first.firstIndex { abs($0) >= 0.1 * peak } ?? 0
+        return Measurement(linear: linear, harmonics: harmonics, directSoundSeconds: Double(onset) / sampleRate)
+    }
+}

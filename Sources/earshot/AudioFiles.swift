@@ -9,11 +9,8 @@ struct Info: ParsableCommand {
         abstract: "Show an audio file's format, length and levels.",
         discussion: "Levels are dBFS: 20·log10 of the peak or RMS amplitude, as sox reports them.")
 
-    @Argument(help: "Any file libsndfile reads (WAV, FLAC, OGG, AIFF, CAF, …).")
-    var file: String
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
+    @Argument(help: "Any file libsndfile reads (WAV, FLAC, OGG, AIFF, CAF, …).") var file: String
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
 
     func run() throws {
         let reader = try AudioFileReader(path: file)
@@ -62,21 +59,12 @@ struct Convert: ParsableCommand {
             high quality; mono becomes many channels by copying, many become mono by averaging.
             """)
 
-    @Argument(help: "Input file, or - for raw PCM on stdin.")
-    var input: String
-
-    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.")
-    var output: String
-
-    @Option(help: "Output sample rate in Hz (default: the input's).")
-    var rate: Double?
-
-    @Option(help: "Output channel count (default: the input's).")
-    var channels: Int?
-
+    @Argument(help: "Input file, or - for raw PCM on stdin.") var input: String
+    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.") var output: String
+    @Option(help: "Output sample rate in Hz (default: the input's).") var rate: Double?
+    @Option(help: "Output channel count (default: the input's).") var channels: Int?
     @Option(help: "Output sample format: \(SampleFormat.allCases.map(\.rawValue).joined(separator: ", ")) (default: the input's when the container allows it).")
     var sampleFormat: SampleFormat?
-
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
@@ -107,15 +95,9 @@ struct Convert: ParsableCommand {
 
 /// The `--raw-*` options: how `-` (headerless PCM on stdin or stdout) is read and written.
 struct RawStreamOptions: ParsableArguments {
-    @Option(help: "Sample rate of raw PCM on stdin.")
-    var rawRate: Double?
-
-    @Option(help: "Channel count of raw PCM on stdin.")
-    var rawChannels: Int = 1
-
-    @Option(help: "Raw PCM encoding on stdin and stdout: s16le or f32le.")
-    var rawEncoding: RawEncoding = .s16le
-
+    @Option(help: "Sample rate of raw PCM on stdin.") var rawRate: Double?
+    @Option(help: "Channel count of raw PCM on stdin.") var rawChannels: Int = 1
+    @Option(help: "Raw PCM encoding on stdin and stdout: s16le or f32le.") var rawEncoding: RawEncoding = .s16le
     var endpoints: AudioEndpoints {
         AudioEndpoints(rawRate: rawRate, rawChannels: rawChannels, rawEncoding: rawEncoding)
     }
@@ -130,22 +112,12 @@ struct Record: ParsableCommand {
         abstract: "Record from an input device into a file.",
         discussion: "Ctrl-C stops early and keeps what was recorded.")
 
-    @Option(name: .shortAndLong, help: "Output file (.wav .flac .ogg .aiff .caf).")
-    var output: String
-
-    @Option(help: "How long to record, in seconds.")
-    var seconds: Double
-
+    @Option(name: .shortAndLong, help: "Output file (.wav .flac .ogg .aiff .caf).") var output: String
+    @Option(help: "How long to record, in seconds.") var seconds: Double
     @OptionGroup var inputDevice: InputDeviceOption
-
-    @Option(help: "Sample rate in Hz.")
-    var rate: Double = 48_000
-
-    @Option(help: "Channel count.")
-    var channels: Int = 1
-
-    @Option(help: "Sample format (default: s16; f32 for .caf).")
-    var sampleFormat: SampleFormat?
+    @Option(help: "Sample rate in Hz.") var rate: Double = 48_000
+    @Option(help: "Channel count.") var channels: Int = 1
+    @Option(help: "Sample format (default: s16; f32 for .caf).") var sampleFormat: SampleFormat?
 
     func run() throws {
         guard seconds.isFinite, seconds > 0, seconds <= 24 * 3600 else {
@@ -180,9 +152,7 @@ struct Play: ParsableCommand {
         abstract: "Play an audio file on an output device.",
         discussion: "Output passes through a level guard: no sample exceeds --max-output-dbfs.")
 
-    @Argument(help: "Any file libsndfile reads.")
-    var file: String
-
+    @Argument(help: "Any file libsndfile reads.") var file: String
     @OptionGroup var outputDevice: OutputDeviceOption
     @OptionGroup var ceiling: OutputCeilingOption
 
@@ -201,8 +171,7 @@ struct Play: ParsableCommand {
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "List audio input and output devices.")
 
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
 
     func run() throws {
         let devices = try AudioDevices.all()

@@ -28,29 +28,15 @@ struct Watch: ParsableCommand {
             what was heard with each sound is kept for that button. Ctrl-C or SIGTERM stops.
             """)
 
-    @Argument(help: "A recording to watch instead of the microphone, read as fast as it can be.")
-    var file: String?
-
+    @Argument(help: "A recording to watch instead of the microphone, read as fast as it can be.") var file: String?
     @OptionGroup var inputDevice: InputDeviceOption
-
-    @Flag(inversion: .prefixedNo, help: "Listen for sirens, smoke alarms, car horns and doorbells.")
-    var alerts = true
-
-    @Flag(inversion: .prefixedNo, help: "Listen for the enrolled sounds.")
-    var sounds = true
-
+    @Flag(inversion: .prefixedNo, help: "Listen for sirens, smoke alarms, car horns and doorbells.") var alerts = true
+    @Flag(inversion: .prefixedNo, help: "Listen for the enrolled sounds.") var sounds = true
     @OptionGroup var sensitivity: AlertSensitivityOptions
     @OptionGroup var data: DataFolderOption
-
-    @Option(help: "Seconds after an announcement before the same sound or alert is announced again.")
-    var cooldown = 30.0
-
-    @Option(help: "HH:MM-HH:MM, local time: sounds are quiet in these hours (alerts never are).")
-    var quietHours: String?
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .jsonl
-
+    @Option(help: "Seconds after an announcement before the same sound or alert is announced again.") var cooldown = 30.0
+    @Option(help: "HH:MM-HH:MM, local time: sounds are quiet in these hours (alerts never are).") var quietHours: String?
+    @Option(help: OutputStyle.help) var format: OutputStyle = .jsonl
     @OptionGroup var hub: HubOptions
     @OptionGroup var mqtt: MQTTOptions
 
@@ -130,15 +116,9 @@ struct SoundsCommand: ParsableCommand {
                 adds a recording of the place without the sound, as evidence of what is not it.
                 """)
 
-        @Argument(help: "A name for the sound, like front_door.")
-        var name: String
-
-        @Argument(help: "One to three recordings of the sound.")
-        var files: [String]
-
-        @Option(help: "A recording of the room without the sound.")
-        var roomTone: String?
-
+        @Argument(help: "A name for the sound, like front_door.") var name: String
+        @Argument(help: "One to three recordings of the sound.") var files: [String]
+        @Option(help: "A recording of the room without the sound.") var roomTone: String?
         @OptionGroup var data: DataFolderOption
 
         func validate() throws {
@@ -156,9 +136,7 @@ struct SoundsCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List the enrolled sounds.")
 
-        @Option(help: OutputStyle.help)
-        var format: OutputStyle = .text
-
+        @Option(help: OutputStyle.help) var format: OutputStyle = .text
         @OptionGroup var data: DataFolderOption
 
         func run() throws {
@@ -186,21 +164,12 @@ struct SoundsCommand: ParsableCommand {
                 {"sound":"front_door","start":12.34,"end":13.1,"score":0.81}.
                 """)
 
-        @Argument(help: "A recording (any format, rate and channels).")
-        var file: String
-
-        @Option(help: OutputStyle.help)
-        var format: OutputStyle = .text
-
-        @Option(help: "Announce at this score (0–1) instead of each sound's calibrated threshold.")
-        var threshold: Double?
-
+        @Argument(help: "A recording (any format, rate and channels).") var file: String
+        @Option(help: OutputStyle.help) var format: OutputStyle = .text
+        @Option(help: "Announce at this score (0–1) instead of each sound's calibrated threshold.") var threshold: Double?
         @Option(help: "embedding (the learned sound matcher, the default), landmarks (time-consistent tonal landmarks) or peaks (the original two-strongest-peaks method); the last two to compare.")
         var method: SoundSearch.Method = .embedding
-
-        @Option(help: .hidden)
-        var trace: String?
-
+        @Option(help: .hidden) var trace: String?
         @OptionGroup var data: DataFolderOption
 
         func validate() throws {
@@ -237,12 +206,8 @@ struct SoundsCommand: ParsableCommand {
             abstract: "Not my doorbell: keep a false alarm as evidence of what the sound is not.",
             discussion: "The sound's threshold is raised above what the recording scores, so the same false alarm does not come back.")
 
-        @Argument(help: "The sound that was wrongly announced.")
-        var name: String
-
-        @Argument(help: "A recording of what set it off (up to 30 s).")
-        var file: String
-
+        @Argument(help: "The sound that was wrongly announced.") var name: String
+        @Argument(help: "A recording of what set it off (up to 30 s).") var file: String
         @OptionGroup var data: DataFolderOption
 
         func run() throws {
@@ -254,9 +219,7 @@ struct SoundsCommand: ParsableCommand {
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove an enrolled sound and its recordings.")
 
-        @Argument(help: "The sound's name.")
-        var name: String
-
+        @Argument(help: "The sound's name.") var name: String
         @OptionGroup var data: DataFolderOption
 
         func run() throws {

@@ -20,24 +20,13 @@ struct Capture: ParsableCommand {
             records from the input device until Ctrl-C or --seconds.
             """)
 
-    @Argument(help: "A recording to process; without it, capture from the input device.")
-    var input: String?
-
-    @Option(name: .shortAndLong, help: "Output file.")
-    var output: String
-
-    @Option(help: "raw, standard, voice-isolation or wide-spectrum.")
-    var mode: CaptureMode = .standard
-
-    @Option(help: "The far end for echo cancellation (voice-isolation, files only): what the loudspeaker played.")
-    var far: String?
-
+    @Argument(help: "A recording to process; without it, capture from the input device.") var input: String?
+    @Option(name: .shortAndLong, help: "Output file.") var output: String
+    @Option(help: "raw, standard, voice-isolation or wide-spectrum.") var mode: CaptureMode = .standard
+    @Option(help: "The far end for echo cancellation (voice-isolation, files only): what the loudspeaker played.") var far: String?
     @Option(help: "Live voice-isolation: play this recording (the far end, as a call would) through the output device and take its echo out of the microphone. Capture stops half a second after it ends unless --seconds says otherwise.")
     var play: String?
-
-    @Option(help: "Stop a live capture after this many seconds.")
-    var seconds: Double?
-
+    @Option(help: "Stop a live capture after this many seconds.") var seconds: Double?
     @OptionGroup var inputDevice: InputDeviceOption
     @OptionGroup var outputDevice: OutputDeviceOption
     @OptionGroup var ceiling: OutputCeilingOption
@@ -78,20 +67,11 @@ struct EchoCancel: ParsableCommand {
             microphone's rate if they differ (8 to 48 kHz). The output lines up with the microphone.
             """)
 
-    @Option(help: "The microphone recording.")
-    var mic: String
-
-    @Option(help: "The far end: what the loudspeaker played, from its start.")
-    var far: String
-
-    @Option(name: .shortAndLong, help: "Output file.")
-    var output: String
-
-    @Option(help: "Longest echo path modelled, in seconds (delay plus room tail).")
-    var tail: Double = 0.5
-
-    @Option(help: "Deepest residual echo suppression, in dB (negative; 0 turns it off).")
-    var suppressionFloor: Double = -40
+    @Option(help: "The microphone recording.") var mic: String
+    @Option(help: "The far end: what the loudspeaker played, from its start.") var far: String
+    @Option(name: .shortAndLong, help: "Output file.") var output: String
+    @Option(help: "Longest echo path modelled, in seconds (delay plus room tail).") var tail: Double = 0.5
+    @Option(help: "Deepest residual echo suppression, in dB (negative; 0 turns it off).") var suppressionFloor: Double = -40
 
     func validate() throws {
         guard tail.isFinite, tail >= 0.05, tail <= 2 else { throw ValidationError("--tail must be between 0.05 and 2 s, not \(tail)") }
@@ -128,24 +108,12 @@ struct Soundcheck: ParsableCommand {
             way: the verdict is in the output ("good" or "fix").
             """)
 
-    @Argument(help: "A recording to check (any file libsndfile reads); without it, record from the input device.")
-    var file: String?
-
-    @Option(help: "Seconds of speech to record live.")
-    var seconds: Double = 8
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
-
-    @Option(help: "Also draw the waveform, a spectrogram and the findings to this PNG file.")
-    var png: String?
-
-    @Flag(help: "Play the take back after recording (\"here is what you sound like\").")
-    var play = false
-
-    @Flag(help: "Record from every input device at once and rank them.")
-    var allInputs = false
-
+    @Argument(help: "A recording to check (any file libsndfile reads); without it, record from the input device.") var file: String?
+    @Option(help: "Seconds of speech to record live.") var seconds: Double = 8
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
+    @Option(help: "Also draw the waveform, a spectrogram and the findings to this PNG file.") var png: String?
+    @Flag(help: "Play the take back after recording (\"here is what you sound like\").") var play = false
+    @Flag(help: "Record from every input device at once and rank them.") var allInputs = false
     @OptionGroup var inputDevice: InputDeviceOption
     @OptionGroup var outputDevice: OutputDeviceOption
     @OptionGroup var ceiling: OutputCeilingOption

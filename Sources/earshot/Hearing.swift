@@ -31,44 +31,22 @@ struct HearingTestRun: ParsableCommand {
 
     enum LineFormat: String, ExpressibleByArgument { case jsonl }
 
-    @Option(help: "Drive the test over stdin/stdout in this protocol instead of playing tones.")
-    var `protocol`: LineFormat?
-
-    @Option(help: "hughson-westlake, quick or bayesian.")
-    var procedure: ProcedureKind = .hughsonWestlake
-
-    @Option(help: "Test frequencies in Hz, comma-separated (default 250,500,1000,2000,3000,4000,6000,8000).")
-    var frequencies: String?
-
-    @Option(help: "supra-aural, insert or circumaural.")
-    var transducer: Transducer = .supraAural
-
-    @Option(help: "Calibration profile (JSON, from 'earshot calibration create'). Required to play tones.")
-    var calibration: String?
-
-    @Option(help: "Never play above this hearing level.")
-    var capDbhl: Double = Calibration.defaultCapDBHL
-
-    @Option(help: "Seed for catch trials and ear order (default: from the clock).")
-    var seed: UInt64?
-
-    @Option(help: "Keep the result under this person's name.")
-    var person: String?
-
-    @OptionGroup var data: DataFolderOption
-
-    @Option(help: "Results database file (default: results.sqlite in the data folder).")
-    var db: String?
-
+    @Option(help: "Drive the test over stdin/stdout in this protocol instead of playing tones.") var `protocol`: LineFormat?
+    @Option(help: "hughson-westlake, quick or bayesian.") var procedure: ProcedureKind = .hughsonWestlake
+    @Option(help: "Test frequencies in Hz, comma-separated (default 250,500,1000,2000,3000,4000,6000,8000).") var frequencies: String?
+    @Option(help: "supra-aural, insert or circumaural.") var transducer: Transducer = .supraAural
+    @Option(help: "Calibration profile (JSON, from 'earshot calibration create'). Required to play tones.") var calibration: String?
+    @Option(help: "Never play above this hearing level.") var capDbhl: Double = Calibration.defaultCapDBHL
+    @Option(help: "Seed for catch trials and ear order (default: from the clock).") var seed: UInt64?
+    @Option(help: "Keep the result under this person's name.") var person: String?
+    @OptionGroup var database: DatabaseOption
     @OptionGroup var outputDevice: OutputDeviceOption
 
     func run() throws {
         let profile: CalibrationProfile
         if let calibration {
             profile = try CalibrationProfile.load(path: calibration)
-            guard profile.transducer == transducer else {
-                throw EarshotError.invalidArgument("calibration '\(profile.name)' is for \(profile.transducer.rawValue) earphones, not \(transducer.rawValue)")
-            }
+            try profile.requireTransducer(transducer)
         } else {
             guard `protocol` != nil else {
                 throw EarshotError.invalidArgument("playing tones needs a calibration profile (--calibration FILE): without one, levels are not hearing levels")
@@ -79,7 +57,7 @@ struct HearingTestRun: ParsableCommand {
         let plan = try TestPlan(frequencies: try parseFrequencies(), calibration: calibrated)
         let seed = self.seed ?? UInt64(Date().timeIntervalSince1970 * 1000)
         let session = TestSession(procedure: procedure.make(plan: plan, seed: seed), transducer: transducer, seed: seed)
-        let store = try person.map { _ in try ResultStore(path: data.resultsPath(db: db)) }  // fail before testing, not after
+        let store = try person.map { _ in try ResultStore(path: database.path) }  // fail before testing, not after
         if `protocol` != nil {
             try session.runLineProtocol(readLine: { readLine() }, write: FileHandle.standardOutput.write)
         } else {
@@ -93,7 +71,7 @@ struct HearingTestRun: ParsableCommand {
         let result = session.result
         if let store, let person {
             let id = try store.save(result, person: person, calibration: profile.name)
-            Terminal.note("Saved as test \(id) for \(person): 'earshot audiogram show \(id)\(db.map { " --db \(shellWord($0))" } ?? data.data.map { " --data \(shellWord($0))" } ?? "")'")
+            Terminal.note("Saved as test \(id) for \(person): 'earshot audiogram show \(id)\(database.spelledOut)'")
         }
         if `protocol` == nil { print(result.summaryText()) }
     }
@@ -119,28 +97,11 @@ struct AudiogramCommand: ParsableCommand {
         subcommands: [AudiogramList.self, AudiogramShow.self])
 }
 
-struct DatabaseOption: ParsableArguments {
-    @OptionGroup var data: DataFolderOption
-
-    @Option(help: "Results database file (default: results.sqlite in the data folder).")
-    var db: String?
-
-    func open() throws -> ResultStore {
-        let path = data.resultsPath(db: db)
-        guard FileManager.default.fileExists(atPath: path) else {
-            throw EarshotError.invalidArgument("\(path): no results yet (run 'earshot hearing-test run --person NAME')")
-        }
-        return try ResultStore(path: path)
-    }
-}
-
 struct AudiogramList: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "list", abstract: "List stored hearing tests, newest first.")
 
     @OptionGroup var database: DatabaseOption
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
 
     func run() throws {
         let tests = try database.open().all()
@@ -163,19 +124,11 @@ struct AudiogramShow: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show", abstract: "Show a stored test: thresholds, pure-tone averages, WHO grades, the fitting's gains, reliability; draw its audiogram.")
 
-    @Argument(help: "The test's id (from 'earshot audiogram list').")
-    var id: Int64
-
+    @Argument(help: "The test's id (from 'earshot audiogram list').") var id: Int64
     @OptionGroup var database: DatabaseOption
-
-    @Option(help: "Write the audiogram chart as SVG.")
-    var svg: String?
-
-    @Option(help: "Write the audiogram chart as PNG (needs rsvg-convert).")
-    var png: String?
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
+    @Option(help: "Write the audiogram chart as SVG.") var svg: String?
+    @Option(help: "Write the audiogram chart as PNG (needs rsvg-convert).") var png: String?
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
 
     func run() throws {
         let test = try database.open().test(id: id)
@@ -211,41 +164,25 @@ struct CalibrationCreate: ParsableCommand {
             ears unless --ear is given; run again with --add to fill in the other ear.
             """)
 
-    @Option(help: "supra-aural, insert or circumaural.")
-    var transducer: Transducer = .supraAural
-
-    @Option(help: "A name for the headphones and volume setting.")
-    var name: String
-
-    @Option(help: "Full-scale sound pressure levels, FREQ=dBSPL,…")
-    var measured: String?
-
-    @Option(help: "Normal-hearing thresholds in dBFS, FREQ=dBFS,…")
-    var biological: String?
-
-    @Option(help: "left, right or both.")
-    var ear: String = "both"
-
-    @Flag(help: "Add to the profile already in OUTPUT instead of replacing it.")
-    var add = false
-
-    @Option(name: .shortAndLong, help: "The profile file (JSON).")
-    var output: String
+    @Option(help: "supra-aural, insert or circumaural.") var transducer: Transducer = .supraAural
+    @Option(help: "A name for the headphones and volume setting.") var name: String
+    @Option(help: "Full-scale sound pressure levels, FREQ=dBSPL,…") var measured: String?
+    @Option(help: "Normal-hearing thresholds in dBFS, FREQ=dBFS,…") var biological: String?
+    @Option(help: "left, right or both.") var ear: String = "both"
+    @Flag(help: "Add to the profile already in OUTPUT instead of replacing it.") var add = false
+    @Option(name: .shortAndLong, help: "The profile file (JSON).") var output: String
 
     func run() throws {
-        let ears: [Ear]
-        switch ear {
-        case "both": ears = [.left, .right]
-        case "left": ears = [.left]
-        case "right": ears = [.right]
+        let ears: [Ear] = switch ear {
+        case "both": [.left, .right]
+        case "left": [.left]
+        case "right": [.right]
         default: throw EarshotError.invalidArgument("--ear must be left, right or both, not '\(ear)'")
         }
         var profile: CalibrationProfile
         switch (measured, biological) {
         case (let text?, nil):
-            let values = try parsePairs(text)
-            for f in values.keys { _ = try transducer.retspl(atHz: f) }
-            profile = CalibrationProfile(name: name, transducer: transducer, fullScaleSPL: Dictionary(uniqueKeysWithValues: ears.map { ($0, values) }))
+            profile = try .measured(name: name, transducer: transducer, fullScaleSPL: try parsePairs(text), ears: ears)
         case (nil, let text?):
             let values = try parsePairs(text)
             guard values.values.allSatisfy({ $0 <= 0 }) else { throw EarshotError.invalidArgument("--biological levels are dBFS, at most 0") }
@@ -253,14 +190,7 @@ struct CalibrationCreate: ParsableCommand {
         default:
             throw EarshotError.invalidArgument("give exactly one of --measured and --biological")
         }
-        if add, FileManager.default.fileExists(atPath: output) {
-            var existing = try CalibrationProfile.load(path: output)
-            guard existing.transducer == transducer else {
-                throw EarshotError.invalidArgument("\(output) is for \(existing.transducer.rawValue) earphones, not \(transducer.rawValue)")
-            }
-            for (ear, table) in profile.fullScaleSPL { existing.fullScaleSPL[ear, default: [:]].merge(table) { _, new in new } }
-            profile = existing
-        }
+        if add, FileManager.default.fileExists(atPath: output) { profile = try CalibrationProfile.load(path: output).adding(profile) }
         try profile.save(path: output)
     }
 
@@ -290,12 +220,8 @@ struct Fit: ParsableCommand {
             """)
 
     @OptionGroup var fitting: FittingOptions
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
-
-    @Option(help: "Also draw the gains as a PNG chart (needs rsvg-convert).")
-    var png: String?
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
+    @Option(help: "Also draw the gains as a PNG chart (needs rsvg-convert).") var png: String?
 
     func run() throws {
         guard let fit = try fitting.fitting() else {
@@ -325,17 +251,10 @@ struct Amplify: ParsableCommand {
             'earshot fit' for the gains.
             """)
 
-    @Argument(help: "Input file, or - for raw PCM on stdin.")
-    var input: String
-
-    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.")
-    var output: String
-
+    @Argument(help: "Input file, or - for raw PCM on stdin.") var input: String
+    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.") var output: String
     @OptionGroup var fitting: FittingOptions
-
-    @Flag(help: "Print the chain and its delay on stderr.")
-    var verbose = false
-
+    @Flag(help: "Print the chain and its delay on stderr.") var verbose = false
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {

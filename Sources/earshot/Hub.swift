@@ -20,24 +20,14 @@ struct Serve: AsyncParsableCommand {
             every event it stores, whichever producer sent it.
             """)
 
-    @Option(help: "Address to bind (0.0.0.0 for the whole network).")
-    var host = "127.0.0.1"
-
-    @Option(help: "TCP port (0 picks a free one, printed at start).")
-    var port = 8750
-
+    @Option(help: "Address to bind (0.0.0.0 for the whole network).") var host = "127.0.0.1"
+    @Option(help: "TCP port (0 picks a free one, printed at start).") var port = 8750
     @OptionGroup var data: DataFolderOption
-
-    @Option(help: "The ntfy topic to answer to.")
-    var topic = "earshot"
-
+    @Option(help: "The ntfy topic to answer to.") var topic = "earshot"
     @Option(help: "Calibration profile for the dashboard's hearing test (from 'earshot calibration create'); without one the page plays no tones.")
     var calibration: String?
-
     @OptionGroup var outputDevice: OutputDeviceOption
-
     @OptionGroup var mqtt: MQTTOptions
-
     @Flag(inversion: .prefixedNo, help: "Announce the hub on the local network by DNS-SD (_earshot._tcp, through Avahi) when it binds beyond loopback.")
     var announce = true
 
@@ -51,22 +41,10 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         var configuration = HubConfiguration(host: host, port: port, directory: data.folder, topic: topic)
         try configuration.check()
-        // The hearing test's tones: a wrong profile stops the hub at start; a missing output
-        // device only turns the hearing test off, and its page says why.
-        let player: DeviceTonePlayer?
-        if let path = calibration {
-            let profile = try Calibration(profile: try CalibrationProfile.load(path: path))
-            do {
-                player = try DeviceTonePlayer(calibration: profile, device: outputDevice.outputDevice)
-            } catch let error as EarshotError where error.isDeviceProblem {
-                player = nil
-                configuration.tonesUnavailable = "the hearing test is off: \(error) (connect headphones and start the hub again)"
-                Terminal.note("warning: \(configuration.tonesUnavailable!)")
-            }
-        } else {
-            player = nil
+        if let calibration, let off = try configuration.playTones(calibrationPath: calibration, device: outputDevice.outputDevice) {
+            Terminal.note("warning: \(off)")
         }
-        configuration.tonePlayer = player
+        let player = configuration.tonePlayer as? DeviceTonePlayer
         let hub = try Hub(configuration: configuration)
         if try hub.tokens.all().isEmpty {
             print("token: \(try hub.tokens.create())")
@@ -79,7 +57,7 @@ struct Serve: AsyncParsableCommand {
         }
         defer { homeAssistant?.close() }
         let broker = mqtt.mqtt ?? ""
-        let host = self.host, announces = announce && !Self.isLoopback(host)
+        let host = self.host, announces = announce && !configuration.isLoopback
         let announcement = Locked<HubAnnouncement?>(nil)
         try await hub.run(ready: { port in
             print("Earshot hub on http://\(host):\(port)/ (data in \(hub.configuration.directory))")
@@ -102,10 +80,6 @@ struct Serve: AsyncParsableCommand {
         })
         announcement.value?.stop()
     }
-
-    static func isLoopback(_ host: String) -> Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
 }
 
 /// `earshot token create`: another bearer token for the hub.
@@ -126,11 +100,8 @@ struct TokenCommand: ParsableCommand {
 
 /// `--hub URL --token T` for the commands that produce events.
 struct HubOptions: ParsableArguments {
-    @Option(help: "Also send every event to this hub (http://HOST:8750).")
-    var hub: String?
-
-    @Option(help: "The hub's bearer token.")
-    var token: String?
+    @Option(help: "Also send every event to this hub (http://HOST:8750).") var hub: String?
+    @Option(help: "The hub's bearer token.") var token: String?
 
     func validate() throws {
         if let hub {
@@ -164,11 +135,8 @@ extension EventFanOut {
 /// `--mqtt mqtt://HOST:PORT` (and `--node`) for the commands that produce events: Earshot as a
 /// Home Assistant device.
 struct MQTTOptions: ParsableArguments {
-    @Option(help: "Also publish to this MQTT broker for Home Assistant (mqtt://HOST:1883).")
-    var mqtt: String?
-
-    @Option(help: "This device's name in MQTT topics (default: the host name).")
-    var node: String?
+    @Option(help: "Also publish to this MQTT broker for Home Assistant (mqtt://HOST:1883).") var mqtt: String?
+    @Option(help: "This device's name in MQTT topics (default: the host name).") var node: String?
 
     func validate() throws {
         if let mqtt, !(URL(string: mqtt).map { $0.scheme == "mqtt" && !($0.host ?? "").isEmpty } ?? false) {
@@ -197,17 +165,10 @@ struct Monitor: AsyncParsableCommand {
             looks for a hub that announces itself on the local network (DNS-SD, through Avahi).
             """)
 
-    @Argument(help: "The hub, e.g. http://kitchen.local:8750 (default: the first hub found on the local network).")
-    var url: String?
-
-    @Option(help: "The hub's bearer token.")
-    var token: String
-
-    @Option(help: "Start after this event id (0: everything the hub kept); default: what arrives from now on.")
-    var since: Int64?
-
-    @Flag(help: "Raise a desktop notification for each event.")
-    var notify = false
+    @Argument(help: "The hub, e.g. http://kitchen.local:8750 (default: the first hub found on the local network).") var url: String?
+    @Option(help: "The hub's bearer token.") var token: String
+    @Option(help: "Start after this event id (0: everything the hub kept); default: what arrives from now on.") var since: Int64?
+    @Flag(help: "Raise a desktop notification for each event.") var notify = false
 
     func validate() throws {
         do { _ = try HubAddress(url: url ?? "http://hub.local", token: token) } catch let error as EarshotFailure {

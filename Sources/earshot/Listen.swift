@@ -29,40 +29,22 @@ struct Listen: ParsableCommand {
             inside that delay keeps them under --max-output-dbspl.
             """)
 
-    @Argument(help: "A file to listen to instead of the input device.")
-    var input: String?
-
-    @Option(name: .shortAndLong, help: "Write to this file instead of the output device.")
-    var output: String?
-
+    @Argument(help: "A file to listen to instead of the input device.") var input: String?
+    @Option(name: .shortAndLong, help: "Write to this file instead of the output device.") var output: String?
     @OptionGroup var inputDevice: InputDeviceOption
     @OptionGroup var outputDevice: OutputDeviceOption
-
-    @Option(help: "Device buffers, live: low (a hearing aid's delay) or normal (safer on a busy machine).")
-    var latency: LiveLatency = .low
-
-    @Flag(inversion: .prefixedNo, help: "Reduce background noise.")
-    var enhance = true
-
-    @Flag(inversion: .prefixedNo, help: "Listen for sirens, smoke alarms, car horns and doorbells.")
-    var alerts = true
-
-    @Flag(inversion: .prefixedNo, help: "Keep detected alerts out of the noise reduction.")
-    var separate = true
-
+    @Option(help: "Device buffers, live: low (a hearing aid's delay) or normal (safer on a busy machine).") var latency: LiveLatency = .low
+    @Flag(inversion: .prefixedNo, help: "Reduce background noise.") var enhance = true
+    @Flag(inversion: .prefixedNo, help: "Listen for sirens, smoke alarms, car horns and doorbells.") var alerts = true
+    @Flag(inversion: .prefixedNo, help: "Keep detected alerts out of the noise reduction.") var separate = true
     @OptionGroup var sensitivity: AlertSensitivityOptions
-
-    @Option(help: "Also write every event to this file, one JSON object per line.")
-    var events: String?
-
+    @Option(help: "Also write every event to this file, one JSON object per line.") var events: String?
     @OptionGroup var hub: HubOptions
     @OptionGroup var mqtt: MQTTOptions
     @OptionGroup var suppression: SuppressorOptions
     @OptionGroup var ceiling: OutputCeilingOption
     @OptionGroup var fitting: FittingOptions
-
-    @Flag(help: "Print the chain, and live the measured delay and glitches every 10 s.")
-    var verbose = false
+    @Flag(help: "Print the chain, and live the measured delay and glitches every 10 s.") var verbose = false
 
     func run() throws {
         try OutputPath.refuseOverwriting(output, inputs: [input])
@@ -122,12 +104,8 @@ struct Detect: ParsableCommand {
             --mqtt, to Home Assistant.
             """)
 
-    @Argument(help: "The recording (any rate; channels are mixed).")
-    var input: String
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
-
+    @Argument(help: "The recording (any rate; channels are mixed).") var input: String
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
     @OptionGroup var alerts: AlertSensitivityOptions
     @OptionGroup var hub: HubOptions
     @OptionGroup var mqtt: MQTTOptions
@@ -142,20 +120,12 @@ struct Detect: ParsableCommand {
             fanOut.alert(change, from: started)
         }
         let network = try AlertNetwork.bundled()
-        let settings = try alerts.settings(for: network)
-        let reader = try AudioFileReader(path: input)
-        let source: AudioSource = reader.sampleRate == AlertFeatures.sampleRate
-            ? reader : try ResampledSource(reader, sampleRate: AlertFeatures.sampleRate)
-        let detector = AlertDetector(network: network, settings: settings)
-        let chain = detector
-        let runner = Runner(blockFrames: 1600, progress: { _ in detector.takeChanges(report) })
-        try runner.run(source: source, chain: chain, sink: DiscardingSink())
-        detector.finish(report)
+        let seconds = try AlertDetector.hear(file: input, network: network, settings: try alerts.settings(for: network), changes: report)
         fanOut.finish()
         // Silence would read as a failure: say that the whole recording was heard (on stderr, so
         // the output stays one line per event).
         if found == 0 {
-            Terminal.note(String(format: "No alerts (siren, smoke alarm, car horn, doorbell) in %@ (%.1f s heard).", input, reader.info.durationSeconds))
+            Terminal.note(String(format: "No alerts (siren, smoke alarm, car horn, doorbell) in %@ (%.1f s heard).", input, seconds))
         }
     }
 }
@@ -171,17 +141,10 @@ struct Enhance: ParsableCommand {
             pipes the delay is compensated, so output lines up with input.
             """)
 
-    @Argument(help: "Input file, or - for raw PCM on stdin.")
-    var input: String
-
-    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.")
-    var output: String
-
+    @Argument(help: "Input file, or - for raw PCM on stdin.") var input: String
+    @Option(name: .shortAndLong, help: "Output file, or - for raw PCM on stdout.") var output: String
     @OptionGroup var suppression: SuppressorOptions
-
-    @Flag(help: "Print the processing chain and its delay on stderr.")
-    var verbose = false
-
+    @Flag(help: "Print the processing chain and its delay on stderr.") var verbose = false
     @OptionGroup var raw: RawStreamOptions
 
     func run() throws {
@@ -209,14 +172,9 @@ struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the listening chain on Earshot's bundled scene and report what it hears.")
 
-    @Option(help: "Scene seed: the same seed always gives the same scene.")
-    var seed: UInt64 = 9
-
-    @Option(name: .shortAndLong, help: "Keep the scene as this file (default: a temporary file, removed afterwards).")
-    var output: String?
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
+    @Option(help: "Scene seed: the same seed always gives the same scene.") var seed: UInt64 = 9
+    @Option(name: .shortAndLong, help: "Keep the scene as this file (default: a temporary file, removed afterwards).") var output: String?
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
 
     struct Report: Codable {
         var scenePath: String?, sampleRate: Double, durationSeconds: Double, latencySamples: Int

@@ -34,29 +34,14 @@ struct RoomIterate: ParsableCommand {
             stereo×stereo → per channel.
             """)
 
-    @Argument(help: "The recording to play into the room.")
-    var source: String
-
-    @Option(help: "The room's impulse response (mono or stereo).")
-    var ir: String
-
-    @Option(help: "How many times to play the recording into the room.")
-    var generations: Int
-
-    @Option(name: .shortAndLong, help: "The last generation's file (format from the extension).")
-    var output: String
-
-    @Option(help: "Also write every generation into this folder, as generation-01.EXT, …")
-    var all: String?
-
-    @Option(help: "peak (−1 dBFS), loudness (−23 LUFS, peak ≤ −1 dBFS) or none (the exact result).")
-    var normalize: GenerationNormalization = .peak
-
-    @Flag(help: "Cut each generation's tail where it has decayed 60 dB below its peak.")
-    var trim = false
-
-    @Option(help: "Output sample format (default: f32; s24 for FLAC).")
-    var sampleFormat: SampleFormat?
+    @Argument(help: "The recording to play into the room.") var source: String
+    @Option(help: "The room's impulse response (mono or stereo).") var ir: String
+    @Option(help: "How many times to play the recording into the room.") var generations: Int
+    @Option(name: .shortAndLong, help: "The last generation's file (format from the extension).") var output: String
+    @Option(help: "Also write every generation into this folder, as generation-01.EXT, …") var all: String?
+    @Option(help: "peak (−1 dBFS), loudness (−23 LUFS, peak ≤ −1 dBFS) or none (the exact result).") var normalize: GenerationNormalization = .peak
+    @Flag(help: "Cut each generation's tail where it has decayed 60 dB below its peak.") var trim = false
+    @Option(help: "Output sample format (default: f32; s24 for FLAC).") var sampleFormat: SampleFormat?
 
     func run() throws {
         try OutputPath.refuseOverwriting(output, inputs: [source, ir])
@@ -93,17 +78,10 @@ extension GenerationNormalization: ExpressibleByArgument {}
 
 /// The exponential sweep both `room sweep` and `room measure` use; they must agree.
 struct SweepOptions: ParsableArguments {
-    @Option(help: "Sweep length in seconds.")
-    var sweepSeconds: Double = 10
-
-    @Option(help: "Sample rate in Hz.")
-    var rate: Double = 48_000
-
-    @Option(help: "Sweep start frequency in Hz.")
-    var startHz: Double = 20
-
-    @Option(help: "Sweep end frequency in Hz (default: 20 kHz or 0.45 × the rate, whichever is lower).")
-    var endHz: Double?
+    @Option(help: "Sweep length in seconds.") var sweepSeconds: Double = 10
+    @Option(help: "Sample rate in Hz.") var rate: Double = 48_000
+    @Option(help: "Sweep start frequency in Hz.") var startHz: Double = 20
+    @Option(help: "Sweep end frequency in Hz (default: 20 kHz or 0.45 × the rate, whichever is lower).") var endHz: Double?
 
     func makeSweep() throws -> ExponentialSweep {
         try ExponentialSweep(startHz: startHz, endHz: endHz, durationSeconds: sweepSeconds, sampleRate: rate)
@@ -118,12 +96,8 @@ struct RoomSweep: ParsableCommand {
         discussion: "Play it in the room, record it, then run 'earshot room measure --recorded' with the same sweep options.")
 
     @OptionGroup var sweep: SweepOptions
-
-    @Option(help: "Silence after the sweep, in seconds, for the room's tail.")
-    var silenceSeconds: Double = 3
-
-    @Option(name: .shortAndLong, help: "Output file.")
-    var output: String
+    @Option(help: "Silence after the sweep, in seconds, for the room's tail.") var silenceSeconds: Double = 3
+    @Option(name: .shortAndLong, help: "Output file.") var output: String
 
     func run() throws {
         guard silenceSeconds.isFinite, (0...60).contains(silenceSeconds) else {
@@ -147,22 +121,13 @@ struct RoomMeasure: ParsableCommand {
             """)
 
     @OptionGroup var sweep: SweepOptions
-
-    @Option(help: "A recording of the sweep to deconvolve, instead of measuring live.")
-    var recorded: String?
-
+    @Option(help: "A recording of the sweep to deconvolve, instead of measuring live.") var recorded: String?
     @OptionGroup var inputDevice: InputDeviceOption
     @OptionGroup var outputDevice: OutputDeviceOption
     @OptionGroup var ceiling: OutputCeilingOption
-
-    @Option(help: "Length of the impulse response in seconds.")
-    var responseSeconds: Double = 2
-
-    @Option(help: "Write the 2nd–5th harmonic distortion responses into this folder.")
-    var harmonics: String?
-
-    @Option(name: .shortAndLong, help: "The impulse response file.")
-    var output: String
+    @Option(help: "Length of the impulse response in seconds.") var responseSeconds: Double = 2
+    @Option(help: "Write the 2nd–5th harmonic distortion responses into this folder.") var harmonics: String?
+    @Option(name: .shortAndLong, help: "The impulse response file.") var output: String
 
     func run() throws {
         guard responseSeconds.isFinite, responseSeconds > 0, responseSeconds <= 60 else {
@@ -178,22 +143,17 @@ struct RoomMeasure: ParsableCommand {
         } else {
             recording = [try recordLive(signal)]
         }
-        var responses = try recording.map { try signal.deconvolve($0, responseSeconds: responseSeconds) }
+        let measured = try signal.measure(recording, responseSeconds: responseSeconds)
         if let harmonics {
             try OutputPath.makeFolder(harmonics)
-            let ext = (output as NSString).pathExtension
-            for n in 0..<(responses.first?.harmonics.count ?? 0) {
-                let path = (harmonics as NSString).appendingPathComponent("harmonic-\(n + 2).\(ext)")
-                let length = responses.map { $0.harmonics[n].count }.min() ?? 0
-                try AudioFile.writeUnclipped(responses.map { Array($0.harmonics[n].prefix(length)) }, to: path, sampleRate: sweep.rate, sampleFormat: format)
+            for (n, responses) in measured.harmonics.enumerated() {
+                let path = (harmonics as NSString).appendingPathComponent("harmonic-\(n + 2).\((output as NSString).pathExtension)")
+                try AudioFile.writeUnclipped(responses, to: path, sampleRate: sweep.rate, sampleFormat: format)
             }
         }
-        let length = responses.map(\.linear.count).min() ?? 0
-        for c in responses.indices { responses[c].linear = Array(responses[c].linear.prefix(length)) }
-        try AudioFile.writeUnclipped(responses.map(\.linear), to: output, sampleRate: sweep.rate, sampleFormat: format)
-        let onset = (responses.first?.linear).map { h in h.firstIndex { abs($0) >= 0.1 * (h.map { abs($0) }.max() ?? 0) } ?? 0 } ?? 0
+        try AudioFile.writeUnclipped(measured.linear, to: output, sampleRate: sweep.rate, sampleFormat: format)
         Terminal.note(String(format: "Wrote %.2f s impulse response to %@ (direct sound at %.1f ms, including device latency)",
-                             Double(length) / sweep.rate, output, Double(onset) / sweep.rate * 1000))
+                             Double(measured.linear.first?.count ?? 0) / sweep.rate, output, measured.directSoundSeconds * 1000))
     }
 
     /// Plays the sweep (then silence for the tail) and records the same span.
@@ -216,11 +176,8 @@ struct RoomAnalyze: ParsableCommand {
         commandName: "analyze",
         abstract: "Reverberation time (T20, T30, EDT), clarity (C50, C80) and DRR of an impulse response, per octave band.")
 
-    @Argument(help: "An impulse response file.")
-    var ir: String
-
-    @Option(help: OutputStyle.help)
-    var format: OutputStyle = .text
+    @Argument(help: "An impulse response file.") var ir: String
+    @Option(help: OutputStyle.help) var format: OutputStyle = .text
 
     struct ChannelReport: Codable {
         var channel: Int
@@ -255,32 +212,15 @@ struct RoomSimulate: ParsableCommand {
             samples, half the interpolation kernel.
             """)
 
-    @Option(help: "Room dimensions in metres, WxDxH.")
-    var size: String
-
-    @Option(help: "Reverberation time in seconds (or give --absorption).")
-    var rt60: Double?
-
-    @Option(help: "Energy absorption of every wall, 0–1 (instead of --rt60).")
-    var absorption: Double?
-
-    @Option(help: "Source position in metres, x,y,z.")
-    var source: String
-
-    @Option(help: "Microphone position in metres, x,y,z.")
-    var mic: String
-
-    @Option(help: "Sample rate in Hz.")
-    var rate: Double = 16_000
-
-    @Option(help: "Keep only images with at most this many reflections (default: all within the response's length).")
-    var maxOrder: Int?
-
-    @Option(name: .shortAndLong, help: "The impulse response file.")
-    var output: String
-
-    @Option(help: "Output sample format (default: f32; s24 for FLAC).")
-    var sampleFormat: SampleFormat?
+    @Option(help: "Room dimensions in metres, WxDxH.") var size: String
+    @Option(help: "Reverberation time in seconds (or give --absorption).") var rt60: Double?
+    @Option(help: "Energy absorption of every wall, 0–1 (instead of --rt60).") var absorption: Double?
+    @Option(help: "Source position in metres, x,y,z.") var source: String
+    @Option(help: "Microphone position in metres, x,y,z.") var mic: String
+    @Option(help: "Sample rate in Hz.") var rate: Double = 16_000
+    @Option(help: "Keep only images with at most this many reflections (default: all within the response's length).") var maxOrder: Int?
+    @Option(name: .shortAndLong, help: "The impulse response file.") var output: String
+    @Option(help: "Output sample format (default: f32; s24 for FLAC).") var sampleFormat: SampleFormat?
 
     func run() throws {
         let (w, d, h) = try parseTriple(size, separator: "x", name: "--size")

@@ -17,20 +17,11 @@ struct SynthAlert: ParsableCommand {
         commandName: "alert",
         abstract: "A siren, smoke alarm, car horn or doorbell with randomly drawn parameters.")
 
-    @Option(name: .customLong("class"), help: "siren, smoke_alarm, car_horn or doorbell.")
-    var alertClass: AlertClass
-
-    @Option(help: "Seed for the parameters (default: the first seed giving the class's most familiar sound, a ding-dong chime for a doorbell).")
-    var seed: UInt64?
-
-    @Option(help: "Sample rate in Hz.")
-    var rate: Double = 16_000
-
-    @Option(help: "The longest the sound may be, in seconds.")
-    var seconds: Double = 6
-
-    @Option(name: .shortAndLong, help: "Output file.")
-    var output: String
+    @Option(name: .customLong("class"), help: "siren, smoke_alarm, car_horn or doorbell.") var alertClass: AlertClass
+    @Option(help: "Seed for the parameters (default: the first seed giving the class's most familiar sound, a ding-dong chime for a doorbell).") var seed: UInt64?
+    @Option(help: "Sample rate in Hz.") var rate: Double = 16_000
+    @Option(help: "The longest the sound may be, in seconds.") var seconds: Double = 6
+    @Option(name: .shortAndLong, help: "Output file.") var output: String
 
     func run() throws {
         try EarshotError.validate(sampleRate: rate)
@@ -52,32 +43,15 @@ struct SynthScene: ParsableCommand {
             Speech comes from the Free Spoken Digit Dataset in --data and from espeak-ng voices (if             installed); backgrounds from the recordings in --data/noise or synthesised (babble,             traffic-like, machinery, music-like); rooms are measured (--data/rir) or simulated.             Without --data, everything is synthesised.
             """)
 
-    @Option(help: "Seed: the same seed always gives the same scene.")
-    var seed: UInt64 = 1
-
-    @Option(help: "Length in seconds.")
-    var duration: Double = 60
-
-    @Option(help: "Sample rate in Hz.")
-    var rate: Double = 16_000
-
-    @Option(help: "Alerts per minute, on average (0: none, for alert-free audio).")
-    var alertsPerMinute: Double = 6
-
-    @Option(help: "Folder of shared recordings (speech/fsdd, noise, rir).")
-    var data: String = "../shared/data"
-
-    @Option(name: .shortAndLong, help: "The scene (audio file).")
-    var output: String
-
-    @Option(help: "The labels (JSON): class, start, end, snr, variant, description, room of every alert.")
-    var labels: String
-
-    @Option(help: "Which measured rooms and speech takes to use: training or evaluation (disjoint sets).")
-    var rooms: RoomSet = .training
-
-    @Option(help: "Also write the alerts alone, exactly as mixed into the scene (audio file).")
-    var alertTrack: String?
+    @Option(help: "Seed: the same seed always gives the same scene.") var seed: UInt64 = 1
+    @Option(help: "Length in seconds.") var duration: Double = 60
+    @Option(help: "Sample rate in Hz.") var rate: Double = 16_000
+    @Option(help: "Alerts per minute, on average (0: none, for alert-free audio).") var alertsPerMinute: Double = 6
+    @Option(help: "Folder of shared recordings (speech/fsdd, noise, rir).") var data: String = "../shared/data"
+    @Option(name: .shortAndLong, help: "The scene (audio file).") var output: String
+    @Option(help: "The labels (JSON): class, start, end, snr, variant, description, room of every alert.") var labels: String
+    @Option(help: "Which measured rooms and speech takes to use: training or evaluation (disjoint sets).") var rooms: RoomSet = .training
+    @Option(help: "Also write the alerts alone, exactly as mixed into the scene (audio file).") var alertTrack: String?
 
     func run() throws {
         try EarshotError.validate(sampleRate: rate)

@@ -22,6 +22,8 @@ enum Terminal {
     static func sentence(for error: EarshotFailure, hubOption: String = "--hub") -> String {
         switch error {
         case AudiometryError.noStoredTest: "\(error) (run 'earshot audiogram list')"
+        case AudiometryError.notAnAudiogramOrTest: "--audiogram \(error)"
+        case AudiometryError.noResults: "\(error) (run 'earshot hearing-test run --person NAME')"
         case RoomError.generationOverflows: "\(error) (--normalize peak or loudness)"
         case RoomError.tooManyImages: "\(error) (--max-order)"
         case HubClientError.notAHubURL(let text): "\(hubOption) must be an http:// or https:// URL, not '\(text)'"
