@@ -8,6 +8,8 @@ public enum CaptureError: EarshotFailure, Equatable {
     case notANumber(sample: Int)
     case echoChannels(Int)
     case echoRate(Double)
+    /// A microphone recording at a rate the echo canceller does not run at.
+    case echoRecordingRate(path: String, rate: Double)
 
     public var description: String {
         switch self {
@@ -18,6 +20,7 @@ public enum CaptureError: EarshotFailure, Equatable {
         case .notANumber(let sample): "sample \(sample) is not a number (NaN or infinite)"
         case .echoChannels(let count): "echo cancellation needs two channels (microphone, far end), not \(count)"
         case .echoRate(let rate): "echo cancellation runs at 8 to 48 kHz, not \(rate) Hz"
+        case .echoRecordingRate(let path, let rate): "echo cancellation runs at 8 to 48 kHz; convert \(path) first (it is \(Int(rate)) Hz)"
         }
     }
 }

@@ -1,3 +1,4 @@
+import Atomics
 import EarshotCore
 import Foundation
 
@@ -95,5 +96,48 @@ extension AudioFile {
             throw EarshotError.wouldClip(path: path, peakDBFS: 20 * log10(Double(peak)), format: sampleFormat.rawValue)
         }
         try write(AudioBuffer(channels: channels), to: path, sampleRate: sampleRate, sampleFormat: sampleFormat)
+    }
+}
+
+extension AudioEndpoints {
+    /// Copies `input` to `output`: channels mapped and the rate changed where asked, in
+    /// `sampleFormat`, else the input's where the container holds it. `progress` hears the input
+    /// frames read and how many there are (0 for a stream). Returns the sink written.
+    @discardableResult
+    public func convert(_ input: String, to output: String, rate: Double?, channels: Int?, sampleFormat: SampleFormat?,
+                        progress: @escaping (_ done: Int, _ total: Int) -> Void = { _, _ in }) throws -> AudioSink {
+        let source = try openSource(input)
+        var converted: AudioSource = source
+        if let channels, channels != converted.channelCount { converted = try ChannelMappedSource(converted, channelCount: channels) }
+        if let rate {
+            try EarshotError.validate(sampleRate: rate)
+            if rate != converted.sampleRate { converted = try ResampledSource(converted, sampleRate: rate) }
+        }
+        let reader = source as? AudioFileReader
+        let sink = try openSink(output, sampleRate: converted.sampleRate, channelCount: converted.channelCount,
+                                sampleFormat: sampleFormat, inputSampleFormat: reader?.info.sampleFormat)
+        try Runner(blockFrames: 4096, progress: { _ in
+            if let reader { progress(reader.framesRead, reader.info.frameCount) }
+        }).run(source: converted, chain: ProcessorChain(), sink: sink)
+        return sink
+    }
+}
+
+extension DeviceCapture {
+    /// What a recording got: its length, and what the disk could not keep up with.
+    public struct Recorded: Sendable {
+        public var seconds: Double
+        public var lostSamples: Int
+    }
+
+    /// Records `seconds` (or until `stop`) from `device` into `sink`; `progress` hears the frames
+    /// recorded so far.
+    public static func record(from device: AudioDeviceInfo, sampleRate: Double, channelCount: Int, seconds: Double, into sink: AudioSink,
+                              stop: ManagedAtomic<Bool>, progress: ((Int) -> Void)? = nil) throws -> Recorded {
+        let capture = try DeviceCapture(device: device, sampleRate: sampleRate, channelCount: channelCount, stop: stop)
+        let report = try Runner(blockFrames: 1024, compensateLatency: false, maximumFrames: Int(seconds * sampleRate), stop: stop, progress: progress)
+            .run(source: capture, chain: ProcessorChain(), sink: sink)
+        capture.close()
+        return Recorded(seconds: Double(report.inputFrames) / sampleRate, lostSamples: capture.overflowSamples)
     }
 }

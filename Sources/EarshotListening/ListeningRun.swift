@@ -9,7 +9,7 @@ import Foundation
 
 /// The hearing-aid path run from end to end, `listen`'s two ways: device to device with the
 /// chain inside the device callback, or with a file at one end at least, block by block.
-public struct ListeningRun {
+public final class ListeningRun {
     public enum End {
         case file(String)
         case device(AudioDeviceInfo)
@@ -20,7 +20,10 @@ public struct ListeningRun {
     public let twoEars: Bool
     public let stop: ManagedAtomic<Bool>
     /// Hears each alert as it begins and ends.
-    public let announce: (AlertEventTracker.Change) -> Void
+    private let announce: (AlertEventTracker.Change) -> Void
+    /// The alerts heard so far, as they ended.
+    public private(set) var heard: [AlertEvent] = []
+    private var sounding = 0
     /// Says what runs, and live every 10 s the delay and glitches; nil says nothing.
     public let status: ((String) -> Void)?
 
@@ -35,7 +38,7 @@ public struct ListeningRun {
 
     /// Device to device, the chain inside the device callback; this thread only reports, and
     /// with a hub feeds its live view from a tap on the microphone.
-    public func live(from input: AudioDeviceInfo, to output: AudioDeviceInfo, latency: LiveLatency, hub: HubAddress?, alerting: () -> Bool) throws {
+    public func live(from input: AudioDeviceInfo, to output: AudioDeviceInfo, latency: LiveLatency, hub: HubAddress?) throws {
         let feed = hub.map { LiveFeed(address: $0, sampleRate: ListeningChain.liveRate) }
         defer { feed?.close() }
         let path = try LiveAudioPath(
@@ -48,8 +51,8 @@ public struct ListeningRun {
         var lastReport = Date()
         while !stop.load(ordering: .relaxed) {
             usleep(50_000)
-            chain.detector?.takeChanges(announce)
-            feed?.pump(alerting: alerting())
+            chain.detector?.takeChanges(hear)
+            feed?.pump(alerting: sounding > 0)
             guard path.isRunning else {
                 path.stop()
                 throw EarshotError.deviceFailure("the audio device stopped (unplugged?)")
@@ -93,9 +96,8 @@ public struct ListeningRun {
             sink = try DevicePlayback(device: device, sampleRate: source.sampleRate, channelCount: min(source.channelCount, device.outputChannels))
         }
         let live: Bool = if case .file = input, case .file = output { false } else { true }
-        let detector = chain.detector, announce = announce
         let runner = Runner(blockFrames: live ? 64 : 1024, compensateLatency: !live, stop: stop,
-                            progress: { _ in detector?.takeChanges(announce) })
+                            progress: { [self] _ in chain.detector?.takeChanges(hear) })
         if let status {
             try chain.prepare(ProcessSpec(sampleRate: source.sampleRate, maximumBlockFrames: runner.blockFrames, channelCount: source.channelCount))
             let milliseconds = Double(chain.latencySamples) / source.sampleRate * 1000
@@ -103,6 +105,21 @@ public struct ListeningRun {
         }
         try runner.run(source: source, chain: chain, sink: sink)
         return sink
+    }
+
+    /// The end of the stream: alerts still sounding end here.
+    public func finish() {
+        chain.detector?.finish(hear)
+    }
+
+    private func hear(_ change: AlertEventTracker.Change) {
+        switch change {
+        case .began: sounding += 1
+        case .ended(let event):
+            sounding -= 1
+            heard.append(event)
+        }
+        announce(change)
     }
 
     private var ceilingText: String {

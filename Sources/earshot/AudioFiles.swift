@@ -69,26 +69,8 @@ struct Convert: ParsableCommand {
 
     func run() throws {
         try OutputPath.refuseOverwriting(output, inputs: [input])
-        let source = try raw.endpoints.openSource(input)
-        var converted: AudioSource = source
-        if let channels, channels != converted.channelCount {
-            converted = try ChannelMappedSource(converted, channelCount: channels)
-        }
-        if let rate {
-            try EarshotError.validate(sampleRate: rate)
-            if rate != converted.sampleRate { converted = try ResampledSource(converted, sampleRate: rate) }
-        }
-        let inputFormat = (source as? AudioFileReader)?.info.sampleFormat
-        let sink = try raw.endpoints.openSink(
-            output, sampleRate: converted.sampleRate, channelCount: converted.channelCount,
-            sampleFormat: sampleFormat, inputSampleFormat: inputFormat)
-        let total = (source as? AudioFileReader)?.info.frameCount ?? 0
-        let progress = ProgressBar(label: "Converting", total: total)
-        let chain = ProcessorChain()
-        try Runner(blockFrames: 4096, progress: { _ in
-            if let reader = source as? AudioFileReader { progress.update(reader.framesRead) }
-        }).run(source: converted, chain: chain, sink: sink)
-        reportClipping(sink)
+        let progress = ProgressBar(label: "Converting")
+        reportClipping(try raw.endpoints.convert(input, to: output, rate: rate, channels: channels, sampleFormat: sampleFormat, progress: progress.update))
         progress.finish()
     }
 }
@@ -128,21 +110,13 @@ struct Record: ParsableCommand {
         let sink = try AudioEndpoints().openSink(output, sampleRate: rate, channelCount: channels, sampleFormat: sampleFormat)
         let input = try inputDevice.find()
         installInterruptHandler()
-        let capture = try DeviceCapture(device: input, sampleRate: rate, channelCount: channels, stop: interruptRequested)
-        let total = Int(seconds * rate)
-        let progress = ProgressBar(label: "Recording from \(input.name)", total: total)
-        let chain = ProcessorChain()
-        let report = try Runner(
-            blockFrames: 1024, compensateLatency: false, maximumFrames: total, stop: interruptRequested,
-            progress: progress.update
-        ).run(source: capture, chain: chain, sink: sink)
+        let progress = ProgressBar(label: "Recording from \(input.name)", total: Int(seconds * rate))
+        let recorded = try DeviceCapture.record(from: input, sampleRate: rate, channelCount: channels, seconds: seconds, into: sink,
+                                                stop: interruptRequested, progress: progress.update)
         reportClipping(sink)
-        capture.close()
         progress.finish()
-        if capture.overflowSamples > 0 {
-            Terminal.note("warning: \(capture.overflowSamples) samples were lost because the disk could not keep up")
-        }
-        Terminal.note("Recorded \(String(format: "%.2f", Double(report.inputFrames) / rate)) s to \(output)")
+        if recorded.lostSamples > 0 { Terminal.note("warning: \(recorded.lostSamples) samples were lost because the disk could not keep up") }
+        Terminal.note("Recorded \(String(format: "%.2f", recorded.seconds)) s to \(output)")
     }
 }
 

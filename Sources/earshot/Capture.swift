@@ -82,18 +82,7 @@ struct EchoCancel: ParsableCommand {
 
     func run() throws {
         try OutputPath.refuseOverwriting(output, inputs: [mic, far])
-        let recording = try MonoRecording(path: mic)
-        let rate = recording.info.sampleRate
-        guard (8_000...48_000).contains(rate) else {
-            throw EarshotError.invalidArgument("echo cancellation runs at 8 to 48 kHz; convert \(mic) first (it is \(Int(rate)) Hz)")
-        }
-        let (farSignal, filterTail) = try recording.farEnd(far, longestTailSeconds: tail)
-        let canceller = EchoCanceller(tailSeconds: filterTail, floorDB: suppressionFloor)
-        let source = MemorySource(channels: [recording.samples, farSignal], sampleRate: rate)
-        let sink = MemorySink(channelCount: 2)
-        _ = try Runner(blockFrames: 1024, compensateLatency: true).run(source: source, chain: canceller, sink: sink)
-        let cleaned = Array(sink.channels[0].prefix(recording.samples.count))
-        try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate, sampleFormat: recording.info.sampleFormat)
+        try EchoCanceller.cancel(microphone: mic, farEnd: far, tailSeconds: tail, floorDB: suppressionFloor, to: output)
     }
 }
 

@@ -60,33 +60,24 @@ struct Listen: ParsableCommand {
         let fanOut = EventFanOut(poster: try hub.poster(), bridge: try mqtt.bridge())
         let started = Date()
         installInterruptHandler()
-        var heard: [AlertEvent] = []
-        var sounding = 0
-        func announce(_ change: AlertEventTracker.Change) {
+        let run = ListeningRun(chain: chain, twoEars: fitting.audiogram != nil, stop: interruptRequested, status: verbose ? { Terminal.note($0) } : nil) { change in
             switch change {
-            case .began(let event):
-                sounding += 1
-                Terminal.note(String(format: "%.2f s: %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
-            case .ended(let event):
-                sounding -= 1
-                Terminal.note(String(format: "%.2f s: %@ ended", event.end, event.alertClass.rawValue))
-                heard.append(event)
+            case .began(let event): Terminal.note(String(format: "%.2f s: %@ (confidence %.2f)", event.start, event.alertClass.rawValue, event.confidence))
+            case .ended(let event): Terminal.note(String(format: "%.2f s: %@ ended", event.end, event.alertClass.rawValue))
             }
             fanOut.alert(change, from: started)
         }
-        let run = ListeningRun(chain: chain, twoEars: fitting.audiogram != nil, stop: interruptRequested,
-                               status: verbose ? { Terminal.note($0) } : nil, announce: announce)
         switch (input, output) {
         case (nil, nil):
-            try run.live(from: try inputDevice.find(), to: try outputDevice.find(), latency: latency, hub: try hub.address(), alerting: { sounding > 0 })
+            try run.live(from: try inputDevice.find(), to: try outputDevice.find(), latency: latency, hub: try hub.address())
         case (let input, let output):
             reportClipping(try run.run(from: try input.map { .file($0) } ?? .device(try inputDevice.find()),
                                        to: try output.map { .file($0) } ?? .device(try outputDevice.find())))
         }
-        chain.detector?.finish(announce)
+        run.finish()
         fanOut.finish()
         if let events {
-            try AtomicFile.write(Data(heard.map { EventRecord($0).jsonLine + "\n" }.joined().utf8), to: events)
+            try AtomicFile.write(Data(run.heard.map { EventRecord($0).jsonLine + "\n" }.joined().utf8), to: events)
         }
     }
 }

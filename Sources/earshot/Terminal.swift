@@ -58,19 +58,23 @@ enum Terminal {
 /// logs) and at most ten times a second.
 final class ProgressBar {
     private let label: String
-    private let total: Int
-    private let enabled: Bool
+    private var total: Int
     private var lastDraw = Date.distantPast
     private var drawn = false
 
-    init(label: String, total: Int) {
+    /// `total` 0: given with each update, or unknown (nothing is drawn).
+    init(label: String, total: Int = 0) {
         self.label = label
         self.total = total
-        enabled = Terminal.standardErrorIsTerminal && total > 0
+    }
+
+    func update(_ done: Int, of total: Int) {
+        self.total = total
+        update(done)
     }
 
     func update(_ done: Int) {
-        guard enabled, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
+        guard Terminal.standardErrorIsTerminal, total > 0, Date().timeIntervalSince(lastDraw) >= 0.1 else { return }
         lastDraw = Date()
         let fraction = min(1, Double(done) / Double(total))
         let width = 30, filled = Int(fraction * Double(width))
