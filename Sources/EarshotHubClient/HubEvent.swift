@@ -91,9 +91,10 @@ public struct EventSubmission: Equatable, Sendable {
                   key: try string("key", required: false, maximumLength: 100))
     }
 
-    /// The body a producer posts, which `init(json:)` reads back.
+    /// The body a producer posts, which `init(json:)` reads back: the time as the hub answers it,
+    /// ISO 8601 to the millisecond.
     public var jsonData: Data {
-        var object: [String: Any] = ["kind": kind.rawValue, "label": label, "time": time]
+        var object: [String: Any] = ["kind": kind.rawValue, "label": label, "time": StoredEvent.iso8601(time)]
         if let key { object["key"] = key }
         if let confidence { object["confidence"] = confidence }
         if let source { object["source"] = source }

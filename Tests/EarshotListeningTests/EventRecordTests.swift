@@ -39,4 +39,15 @@ struct EventRecordTests {
         #expect(throws: DecodingError.self) { try decoded(#"{"label":"siren"}"#) }
         #expect(throws: DecodingError.self) { try decoded(#"{"kind":"party","label":"siren"}"#) }
     }
+
+    /// One time format in and out of the hub: what a producer posts is ISO 8601, as the hub
+    /// answers, to the millisecond; Unix seconds from other producers are still read.
+    @Test func postedEventsCarryISOTimes() throws {
+        let event = EventSubmission(kind: .sound, label: "front_door", time: 1_764_000_000.125, confidence: 0.8)
+        let object = try #require(try JSONSerialization.jsonObject(with: event.jsonData) as? [String: Any])
+        #expect(object["time"] as? String == "2025-11-24T16:00:00.125Z")
+        #expect(abs(try EventSubmission(json: event.jsonData).time - event.time) < 0.001)
+        let unix = try EventSubmission(json: Data(#"{"kind":"alert","label":"siren","time":1764000000}"#.utf8))
+        #expect(unix.time == 1_764_000_000)
+    }
 }
