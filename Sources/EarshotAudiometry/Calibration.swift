@@ -11,9 +11,14 @@ public enum Ear: String, Codable, Sendable, CaseIterable {
 /// The earphones a test is given through, with the reference equivalent threshold sound
 /// pressure levels (RETSPL) of their standard: the dB SPL, in the standard's coupler or ear
 /// simulator, of a tone at 0 dB HL.
-public enum Transducer: String, Codable, Sendable, CaseIterable {
+public enum Transducer: String, Codable, Sendable, SnakeCaseValue {
+    public init?(rawValue: String) {
+        guard let value = Self.named(rawValue) else { return nil }
+        self = value
+    }
+
     /// Supra-aural (Telephonics TDH 39 in an IEC 60318-3 coupler), ISO 389-1.
-    case supraAural = "supra-aural"
+    case supraAural = "supra_aural"
     /// Insert earphones (Etymotic ER-3A in an IEC 60318-4 occluded-ear simulator), ISO 389-2.
     case insert
     /// Circumaural (Sennheiser HDA 200 in an IEC 60318-1 ear simulator), ISO 389-8, with the

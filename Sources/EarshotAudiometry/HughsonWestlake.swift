@@ -7,7 +7,7 @@ import Foundation
 /// of at most three ascending presentations. Frequencies go 1 kHz, rising, a 1 kHz retest in
 /// the first ear, then falling; each ear in turn.
 public struct HughsonWestlake: ThresholdProcedure {
-    public let name = "hughson-westlake"
+    public let name = "hughson_westlake"
     public let plan: TestPlan
     public private(set) var results: [ThresholdResult] = []
     public private(set) var retestDifferenceDB: Double?

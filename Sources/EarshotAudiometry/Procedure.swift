@@ -143,8 +143,13 @@ extension ThresholdProcedure {
 }
 
 /// The procedures Earshot offers, by their command-line names.
-public enum ProcedureKind: String, CaseIterable, Sendable, Codable {
-    case hughsonWestlake = "hughson-westlake"
+public enum ProcedureKind: String, SnakeCaseValue, Sendable, Codable {
+    public init?(rawValue: String) {
+        guard let value = Self.named(rawValue) else { return nil }
+        self = value
+    }
+
+    case hughsonWestlake = "hughson_westlake"
     case quick
     case bayesian
 

@@ -1,15 +1,20 @@
 import EarshotCore
 
 /// How a microphone is captured, as phones offer it.
-public enum CaptureMode: String, CaseIterable, Sendable {
+public enum CaptureMode: String, SnakeCaseValue, Sendable {
+    public init?(rawValue: String) {
+        guard let value = Self.named(rawValue) else { return nil }
+        self = value
+    }
+
     /// Nothing done: the microphone as it is.
     case raw
     /// Light voice processing: rumble filtered out, gentle noise suppression, automatic gain.
     case standard
     /// Only the voice: echo cancelled, strong noise suppression (alert sounds still pass), automatic gain.
-    case voiceIsolation = "voice-isolation"
+    case voiceIsolation = "voice_isolation"
     /// The room as it sounds: no suppression, full bandwidth, only gentle level control.
-    case wideSpectrum = "wide-spectrum"
+    case wideSpectrum = "wide_spectrum"
 }
 
 /// Runs a one-channel processor on channel 0 of wider blocks and leaves the other channels be:

@@ -223,7 +223,7 @@ struct Findings {
         if let delay = echo.delaySeconds {
             add(.echo, echo.correlation, EchoMeasure.leastCorrelation,
                 "An echo \(db(-echo.levelDB)) dB down arrives \(Int((delay * 1000).rounded())) ms after the direct sound (correlation \(String(format: "%.2f", echo.correlation)), over the \(String(format: "%.2f", EchoMeasure.leastCorrelation)) an audible echo reaches).",
-                "Wear headphones or turn the loudspeakers down, and turn on echo cancellation (earshot capture --mode voice-isolation).")
+                "Wear headphones or turn the loudspeakers down, and turn on echo cancellation (earshot capture --mode voice_isolation).")
         }
         // An echo's delayed copy reads as a slow decay: the echo is the finding then.
         if let rt60 = m.rt60Seconds, rt60 >= T.mostRT60Seconds, steadySNRDB >= T.leastSNRForRT60DB, echo.delaySeconds == nil {

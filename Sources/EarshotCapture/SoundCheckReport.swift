@@ -1,3 +1,5 @@
+import EarshotCore
+
 /// What a sound check found: the JSON of `earshot soundcheck --format json`, field for field.
 public struct SoundCheckReport: Codable, Equatable, Sendable {
     public enum Verdict: String, Codable, Sendable { case good, fix }
@@ -38,9 +40,14 @@ public struct SoundCheckReport: Codable, Equatable, Sendable {
         }
     }
 
-    public enum ProblemKind: String, Codable, CaseIterable, Sendable {
-        case tooQuiet = "too-quiet", tooLoud = "too-loud", clipping, noisy, hum, narrowband, muffled, reverberant
-        case dcOffset = "dc-offset", dropouts, echo
+    public enum ProblemKind: String, Codable, SnakeCaseValue, Sendable {
+        public init?(rawValue: String) {
+            guard let value = Self.named(rawValue) else { return nil }
+            self = value
+        }
+
+        case tooQuiet = "too_quiet", tooLoud = "too_loud", clipping, noisy, hum, narrowband, muffled, reverberant
+        case dcOffset = "dc_offset", dropouts, echo
     }
 
     public struct Problem: Codable, Equatable, Sendable {

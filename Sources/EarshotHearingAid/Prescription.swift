@@ -4,9 +4,14 @@ import EarshotEnhance
 import Foundation
 
 /// How gains are prescribed from an audiogram.
-public enum PrescriptionRule: String, Codable, CaseIterable, Sendable {
+public enum PrescriptionRule: String, Codable, SnakeCaseValue, Sendable {
+    public init?(rawValue: String) {
+        guard let value = Self.named(rawValue) else { return nil }
+        self = value
+    }
+
     /// NAL-R, linear: the same gain at every input level.
-    case nalR = "nal-r"
+    case nalR = "nal_r"
     /// Earshot's wide dynamic range compression rule, anchored on NAL-R for average speech.
     case wdrc
 
@@ -107,7 +112,7 @@ public struct Fitting: Codable, Equatable, Sendable {
 
 /// Gains from an audiogram.
 ///
-/// **NAL-R** (`nal-r`) is the published linear rule (Byrne & Dillon 1986; `NALR`): it aims to
+/// **NAL-R** (`nal_r`) is the published linear rule (Byrne & Dillon 1986; `NALR`): it aims to
 /// make every band of average conversational speech equally loud, at the listener's most
 /// comfortable level. It gives the same gain at every level, so soft speech stays partly
 /// inaudible for larger losses and loud speech gets too loud.

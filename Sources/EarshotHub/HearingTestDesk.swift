@@ -44,7 +44,7 @@ actor HearingTestDesk {
         return status
     }
 
-    /// `POST /api/hearing-test`: `{"person":…, "procedure":"quick"|"hughson-westlake", "frequencies":[…]}`.
+    /// `POST /api/hearing-test`: `{"person":…, "procedure":"quick"|"hughson_westlake", "frequencies":[…]}`.
     func start(_ body: Data) async throws(HearingTestError) -> HearingTestStep {
         guard let player else { throw .unavailable(unavailable) }
         guard running == nil, !presenting else { throw .busy("a hearing test is already running (DELETE /api/hearing-test ends it)") }

@@ -5,7 +5,7 @@ import Foundation
 /// A synthesised alert: the samples, what it is, and how it was made.
 public struct AlertSound: Sendable {
     public var alertClass: AlertClass
-    /// The variant drawn ("wail", "temporal-three", "ding-dong", …).
+    /// The variant drawn ("wail", "temporal_three", "ding_dong", …).
     public var variant: String
     /// Parameters in words, for labels and reports.
     public var description: String
@@ -42,15 +42,20 @@ public enum AlertSynthesis {
     // MARK: Sirens
 
     public struct SirenParameters: Sendable {
-        public enum Pattern: String, CaseIterable, Sendable {
+        public enum Pattern: String, SnakeCaseValue, Sendable {
+            public init?(rawValue: String) {
+                guard let value = Self.named(rawValue) else { return nil }
+                self = value
+            }
+
             /// A slow rise and fall (US "wail").
             case wail
             /// The same sweep, several times a second.
             case yelp
             /// Two tones alternating (hi-lo).
-            case hiLo = "hi-lo"
+            case hiLo = "hi_lo"
             /// The European two-tone ("Martinshorn"): a fourth apart, about a second each.
-            case europeanTwoTone = "european-two-tone"
+            case europeanTwoTone = "european_two_tone"
             /// A very fast sweep (piercer, phaser).
             case piercer
         }
@@ -155,11 +160,16 @@ public enum AlertSynthesis {
     // MARK: Smoke, fire and CO alarms
 
     public struct SmokeAlarmParameters: Sendable {
-        public enum Pattern: String, CaseIterable, Sendable {
+        public enum Pattern: String, SnakeCaseValue, Sendable {
+            public init?(rawValue: String) {
+                guard let value = Self.named(rawValue) else { return nil }
+                self = value
+            }
+
             /// ISO 8201 / NFPA 72 evacuation: 0.5 s on, 0.5 s off, three times, then 1.5 s off.
-            case temporalThree = "temporal-three"
+            case temporalThree = "temporal_three"
             /// The CO pattern: 0.1 s on, 0.1 s off, four times, then 5 s off.
-            case temporalFour = "temporal-four"
+            case temporalFour = "temporal_four"
             /// Short chirps about once a second (some heat and smoke alarms).
             case chirp
             /// A continuous tone (older alarms, some fire panels).
@@ -344,7 +354,7 @@ public enum AlertSynthesis {
                     samples[first + n] += Float(attack * value)
                 }
             }
-            variant = notes.count == 2 ? "ding-dong" : "chime"
+            variant = notes.count == 2 ? "ding_dong" : "chime"
             description = "doorbell chime " + notes.map { String(format: "%.0f", $0) }.joined(separator: "/") + " Hz"
         case .melody(let notes, let length):
             let noteCount = Int(length * sampleRate)

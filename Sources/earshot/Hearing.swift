@@ -32,9 +32,9 @@ struct HearingTestRun: ParsableCommand {
     enum LineFormat: String, ExpressibleByArgument { case jsonl }
 
     @Option(help: "Drive the test over stdin/stdout in this protocol instead of playing tones.") var `protocol`: LineFormat?
-    @Option(help: "hughson-westlake, quick or bayesian.") var procedure: ProcedureKind = .hughsonWestlake
+    @Option(help: "hughson_westlake, quick or bayesian.") var procedure: ProcedureKind = .hughsonWestlake
     @Option(help: "Test frequencies in Hz, comma-separated (default 250,500,1000,2000,3000,4000,6000,8000).") var frequencies: String?
-    @Option(help: "supra-aural, insert or circumaural.") var transducer: Transducer = .supraAural
+    @Option(help: "supra_aural, insert or circumaural.") var transducer: Transducer = .supraAural
     @Option(help: "Calibration profile (JSON, from 'earshot calibration create'). Required to play tones.") var calibration: String?
     @Option(help: "Never play above this hearing level.") var capDbhl: Double = Calibration.defaultCapDBHL
     @Option(help: "Seed for catch trials and ear order (default: from the clock).") var seed: UInt64?
@@ -164,7 +164,7 @@ struct CalibrationCreate: ParsableCommand {
             ears unless --ear is given; run again with --add to fill in the other ear.
             """)
 
-    @Option(help: "supra-aural, insert or circumaural.") var transducer: Transducer = .supraAural
+    @Option(help: "supra_aural, insert or circumaural.") var transducer: Transducer = .supraAural
     @Option(help: "A name for the headphones and volume setting.") var name: String
     @Option(help: "Full-scale sound pressure levels, FREQ=dBSPL,…") var measured: String?
     @Option(help: "Normal-hearing thresholds in dBFS, FREQ=dBFS,…") var biological: String?

@@ -48,7 +48,7 @@ struct FittingOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The listener's audiogram: a JSON file {\"left\":{\"250\":20,…},\"right\":{…}} (dB HL) or a stored hearing test's id.",
                                valueName: "file.json|id"))
     var audiogram: String?
-    @Option(help: "How gains are prescribed: nal-r (linear) or wdrc (compression, NAL-R for average speech).") var prescription: PrescriptionRule = .wdrc
+    @Option(help: "How gains are prescribed: nal_r (linear) or wdrc (compression, NAL-R for average speech).") var prescription: PrescriptionRule = .wdrc
     @Option(help: "The most the aid ever plays, in dB SPL (60–140).") var maxOutputDbspl: Double = 100
     @Option(help: "Calibration profile of the playback (from 'earshot calibration create'); without one, a full-scale sine is 100 dB SPL in and out.")
     var calibration: String?

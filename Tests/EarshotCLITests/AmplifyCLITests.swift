@@ -55,7 +55,7 @@ import Testing
     @Test func fitPrintsTableJSONAndChart() throws {
         try withTemporaryDirectory { dir in
             try Data(Self.sloping.utf8).write(to: dir.appendingPathComponent("a.json"))
-            let table = try earshot("fit", "--audiogram", "a.json", "--prescription", "nal-r", in: dir)
+            let table = try earshot("fit", "--audiogram", "a.json", "--prescription", "nal_r", in: dir)
             #expect(table.status == 0 && table.stdout.hasPrefix("Hearing-aid fitting: NAL-R (linear)") && table.stdout.contains("65 dB")
                     && table.stdout.contains("max out"), "\(table.stdout)\(table.stderr)")
             let json = try earshot("fit", "--audiogram", "a.json", "--format", "json", "--png", "fit.png", in: dir)

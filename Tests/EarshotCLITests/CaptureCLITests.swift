@@ -21,7 +21,8 @@ import Testing
     @Test func everyModeKeepsTheLengthAndTheCeiling() throws {
         try withTemporaryDirectory { dir in
             let input = try take(dir.appendingPathComponent("in.wav").path)
-            for mode in ["raw", "standard", "voice-isolation", "wide-spectrum"] {
+            // wide-spectrum: the former spelling, still read.
+            for mode in ["raw", "standard", "voice_isolation", "wide-spectrum"] {
                 let result = try earshot("capture", "in.wav", "-o", "\(mode).wav", "--mode", mode, in: dir)
                 #expect(result.status == 0, "\(mode): \(result.stderr)")
                 let (info, buffer) = try AudioFile.read(path: dir.appendingPathComponent("\(mode).wav").path)

@@ -40,7 +40,7 @@ func driveProtocol(_ arguments: [String], threshold: Double, environment dir: UR
 }
 
 @Suite struct HearingTestCommands {
-    @Test(arguments: ["hughson-westlake", "quick", "bayesian"])
+    @Test(arguments: ["hughson_westlake", "hughson-westlake", "quick", "bayesian"])
     func protocolRunsATestToItsResult(procedure: String) throws {
         try withTemporaryDirectory { dir in
             let run = try driveProtocol(
@@ -53,6 +53,8 @@ func driveProtocol(_ arguments: [String], threshold: Double, environment dir: UR
             #expect(stimuli.allSatisfy { ["left", "right", "none"].contains($0["ear"] as! String) })
             let result = try #require(run.lines.last)
             #expect(result["type"] as? String == "result")
+            // One spelling out, snake_case; the former kebab-case one is still read.
+            #expect(result["procedure"] as? String == procedure.replacingOccurrences(of: "-", with: "_"), "\(result["procedure"] ?? "none")")
             let thresholds = try #require(result["thresholds"] as? [[String: Any]])
             #expect(thresholds.count == 6)
             for t in thresholds {

@@ -32,7 +32,7 @@ import Testing
             #expect(abs((metrics["dcOffset"] as? Double ?? 0) - 0.05) < 0.001)
             let problems = try #require(json["problems"] as? [[String: Any]])
             #expect(problems.allSatisfy { Set($0.keys) == ["kind", "value", "threshold", "detail", "advice"] })
-            let dc = try #require(problems.first { $0["kind"] as? String == "dc-offset" })
+            let dc = try #require(problems.first { $0["kind"] as? String == "dc_offset" })
             #expect((dc["detail"] as? String ?? "").contains("0.050"), "the number")
             #expect((dc["detail"] as? String ?? "").contains("0.010"), "the threshold")
         }

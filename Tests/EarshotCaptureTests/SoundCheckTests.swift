@@ -104,13 +104,13 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
     /// Quiet speech on a large offset: every loud moment is mostly offset, which is no rounded top.
     @Test func anOffsetIsNotClipping() throws {
         let report = try check(plus(scaled(speech, toSpeechDBFS: -46), roomTone).map { $0 + 0.1 })
-        #expect(kinds(report).isSuperset(of: ["dc-offset", "too-quiet"]), "\(report.problems)")
+        #expect(kinds(report).isSuperset(of: ["dc_offset", "too_quiet"]), "\(report.problems)")
         #expect(!kinds(report).contains("clipping"), "\(report.metrics)")
     }
 
     @Test func levelProblemsAtTheProductsThresholds() throws {
         let quiet = try check(plus(scaled(speech, toSpeechDBFS: -33), whiteNoise(speech.count, dbfs: -100, seed: 4)))
-        #expect(kinds(quiet) == ["too-quiet"], "\(quiet.problems)")
+        #expect(kinds(quiet) == ["too_quiet"], "\(quiet.problems)")
         let problem = try #require(quiet.problems.first)
         #expect(problem.threshold == -31 && abs(problem.value - -33) < 1)
         #expect(kinds(try check(plus(scaled(speech, toSpeechDBFS: -29), whiteNoise(speech.count, dbfs: -100, seed: 4)))).isEmpty)
@@ -122,7 +122,7 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
     @Test func aLoudLimitedRecordingIsTooLoudNotClipped() throws {
         let report = try check(limited(plus(scaled(speech, toSpeechDBFS: -11), roomTone), ceiling: 0.97))
         #expect(report.metrics.peakDBFS < 0)
-        #expect(kinds(report) == ["too-loud"], "\(report.problems) \(report.metrics)")
+        #expect(kinds(report) == ["too_loud"], "\(report.problems) \(report.metrics)")
         #expect(report.problems.first?.threshold == -15)
     }
 
@@ -223,12 +223,12 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
     @Test func dcDropoutsAndEcho() throws {
         let clean = plus(speech, roomTone)
         let offset = try check(clean.map { $0 + 0.05 })
-        #expect(kinds(offset).contains("dc-offset"))
+        #expect(kinds(offset).contains("dc_offset"))
         #expect(abs(offset.metrics.dcOffset - 0.05) < 0.002, "\(offset.metrics)")
         // Speech clipped on one side only has a mean while it lasts, but sits centred in its pauses.
         let ceiling = 0.2 * clean.reduce(Float(0)) { max($0, $1) }
         let lopsided = try check(clean.map { min($0, ceiling) })
-        #expect(!kinds(lopsided).contains("dc-offset"), "\(lopsided.metrics)")
+        #expect(!kinds(lopsided).contains("dc_offset"), "\(lopsided.metrics)")
         #expect(abs(lopsided.metrics.dcOffset) < 0.002, "\(lopsided.metrics)")
         var gapped = clean
         // Three 40 ms gaps where the speech is loudest.
@@ -277,7 +277,7 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
     @Test func silenceHasNoSpeech() throws {
         let report = try check([Float](repeating: 0, count: 32_000))
         #expect(report.verdict == .fix)
-        #expect(kinds(report) == ["too-quiet"])
+        #expect(kinds(report) == ["too_quiet"])
     }
 
     /// Zero-phase filtering by a gain per frequency, through one long FFT.

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`earshot capture --mode voice-isolation --play FAR` live through a real sound server.
+"""`earshot capture --mode voice_isolation --play FAR` live through a real sound server.
 
 A private PulseAudio in user mode carries one null sink, `room`: Earshot plays the far end into
 it and records its monitor, so the microphone hears the loudspeaker (through the server's and
@@ -32,7 +32,7 @@ def capture(earshot, server, data, name, play):
     """Runs one live capture of 13 s while pacat plays the near talker (and, for the control, the
     far end); returns the output."""
     env = dict(server.env, PULSE_SOURCE="room.monitor", PULSE_SINK="room")
-    args = [earshot, "capture", "-o", f"{data}/{name}.wav", "--mode", "voice-isolation", "--seconds", "13"]
+    args = [earshot, "capture", "-o", f"{data}/{name}.wav", "--mode", "voice_isolation", "--seconds", "13"]
     if play:
         args += ["--play", f"{data}/far.wav"]
     run = subprocess.Popen(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -18,8 +18,8 @@ Every item has a real room tone 30–45 dB under the speech (the family's noise)
 small room of RT60 0.3 s), the rest get one or two faults (peaks are kept under −1 dBFS unless
 the fault is the level):
 
-  too-quiet     speech at −48…−33 dBFS            (product: at or below −31)
-  too-loud      speech at −14…−8 dBFS through a look-ahead limiter, peaks at −0.3 dBFS, no
+  too_quiet     speech at −48…−33 dBFS            (product: at or below −31)
+  too_loud      speech at −14…−8 dBFS through a look-ahead limiter, peaks at −0.3 dBFS, no
                 sample cut                         (product: at or above −15, however limited)
   clipping      hard (0.2–5 % of samples cut flat) or soft (tanh saturation), then scaled to a
                 peak of −6…−0.1 dBFS and speech under −15 dBFS
@@ -28,7 +28,7 @@ the fault is the level):
   narrowband    a channel low-passed at 2.8–4.5 kHz (eighth-order Butterworth, or through 8 kHz)
   muffled       a covered microphone: 15–30 dB less above 1.5–3 kHz
   reverberant   a room of RT60 0.6–1.6 s            (product: at or above 0.5 s)
-  dc-offset     a constant 0.015–0.1
+  dc_offset     a constant 0.015–0.1
   dropouts      2–6 gaps of 5–120 ms of digital silence inside the speech
   echo          a copy 80–400 ms late, 3–12 dB down
 
@@ -55,12 +55,12 @@ import soxr
 from training import realaudio
 
 RATE = realaudio.RATE
-KINDS = ["too-quiet", "too-loud", "clipping", "noisy", "hum", "narrowband", "muffled", "reverberant",
-         "dc-offset", "dropouts", "echo"]
+KINDS = ["too_quiet", "too_loud", "clipping", "noisy", "hum", "narrowband", "muffled", "reverberant",
+         "dc_offset", "dropouts", "echo"]
 # Pairs that cannot both be true of one recording, or that would hide each other.
-CLASH = {frozenset(p) for p in [("too-quiet", "too-loud"), ("too-quiet", "clipping"), ("too-loud", "clipping"),
-                                  ("narrowband", "muffled"), ("noisy", "too-quiet"), ("too-loud", "dc-offset"),
-                                  ("clipping", "dc-offset"), ("reverberant", "echo"), ("too-loud", "hum")]}
+CLASH = {frozenset(p) for p in [("too_quiet", "too_loud"), ("too_quiet", "clipping"), ("too_loud", "clipping"),
+                                  ("narrowband", "muffled"), ("noisy", "too_quiet"), ("too_loud", "dc_offset"),
+                                  ("clipping", "dc_offset"), ("reverberant", "echo"), ("too_loud", "hum")]}
 
 
 def active_power(x, rate=RATE):
@@ -243,9 +243,9 @@ def apply(kind, x, rng, truth, noises, rooms, speech_db, rate=RATE):
         hum *= np.sqrt(active_power(x) * 10 ** (-below / 10) / np.mean(hum ** 2))
         truth["hum"], truth["humBelowDB"] = f0, below
         return x + hum
-    if kind == "too-quiet":
+    if kind == "too_quiet":
         return set_level(x, rng.uniform(-48, -33))
-    if kind == "too-loud":
+    if kind == "too_loud":
         return limited(x, rng.uniform(-14, -8), rate=rate)
     if kind == "clipping":
         if rng.random() < 0.5:
@@ -259,7 +259,7 @@ def apply(kind, x, rng, truth, noises, rooms, speech_db, rate=RATE):
             truth["clipping"] = "soft"
         y = y / np.abs(y).max() * 10 ** (-rng.uniform(0.1, 6) / 20)
         return y * min(1.0, np.sqrt(10 ** (-16 / 10) / active_power(y, rate)))  # loud is its own fault
-    if kind == "dc-offset":
+    if kind == "dc_offset":
         dc = rng.uniform(0.015, 0.1) * (1 if rng.random() < 0.5 else -1)
         truth["dc"] = dc
         return x + dc
@@ -278,11 +278,11 @@ def apply(kind, x, rng, truth, noises, rooms, speech_db, rate=RATE):
 
 
 # Faults a converter makes at the item's own rate, after the others.
-LATE = ("too-loud", "clipping", "dc-offset", "dropouts")
+LATE = ("too_loud", "clipping", "dc_offset", "dropouts")
 
 
-ORDER = ["reverberant", "echo", "noisy", "muffled", "narrowband", "hum", "too-quiet", "too-loud", "clipping",
-         "dc-offset", "dropouts"]
+ORDER = ["reverberant", "echo", "noisy", "muffled", "narrowband", "hum", "too_quiet", "too_loud", "clipping",
+         "dc_offset", "dropouts"]
 
 
 def main():
@@ -336,13 +336,13 @@ def main():
         for kind in sorted(faults, key=ORDER.index):
             if kind in LATE and at != rate:
                 x, at = soxr.resample(x, RATE, rate, quality="VHQ"), rate
-            if kind in LATE and not {"too-loud", "clipping"} & set(truth.get("applied", [])):
+            if kind in LATE and not {"too_loud", "clipping"} & set(truth.get("applied", [])):
                 x = headroom(x)
             truth.setdefault("applied", []).append(kind)
             x = apply(kind, x, rng, truth, noises, rooms, speech_db, at)
         if at != rate:
             x = soxr.resample(x, RATE, rate, quality="VHQ")
-        x = headroom(x) if not {"too-loud", "clipping"} & set(faults) else x
+        x = headroom(x) if not {"too_loud", "clipping"} & set(faults) else x
         truth.pop("applied", None)
         name = f"{i:04d}.wav"
         sf.write(os.path.join(args.out, name), x.astype(np.float32), rate, subtype="FLOAT")

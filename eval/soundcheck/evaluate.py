@@ -56,15 +56,15 @@ def peer(x):
     snr = wada_snr(x)
     problems = set()
     if rms < -23:
-        problems.add("too-quiet")
+        problems.add("too_quiet")
     if rms > -18 or peak > -3:
-        problems.add("too-loud")
+        problems.add("too_loud")
     if np.sum(np.abs(x) >= 0.999 * np.abs(x).max()) >= 3 and peak > -0.1:
         problems.add("clipping")
     if floor > -60 or snr < 20:
         problems.add("noisy")
     if abs(np.mean(x)) > 0.01:
-        problems.add("dc-offset")
+        problems.add("dc_offset")
     return problems, snr
 
 
@@ -98,6 +98,8 @@ def main():
     args = parser.parse_args()
     meta = json.load(open(os.path.join(args.set, "items.json")))
     items = meta["items"]
+    for it in items:  # sets built before problem kinds were written in snake_case
+        it["problems"] = [k.replace("-", "_") for k in it["problems"]]
     paths = [os.path.join(args.set, it["file"]) for it in items]
     with ThreadPoolExecutor(2) as pool:
         reports = list(pool.map(lambda p: check(args.earshot, p), paths))
