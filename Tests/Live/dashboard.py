@@ -248,7 +248,7 @@ def hearing_test(page, url, server, screenshots):
     print("hearing test")
     page.goto(url + "/hearing-test")
     page.wait_for_selector("#setup:not(.hidden)", timeout=5000)
-    check("supra_aural" in page.inner_text("#calibration"), "the page names the calibration")
+    check("supra-aural" in page.inner_text("#calibration"), "the page names the calibration")
     page.wait_for_function("document.getElementById('duration').textContent.startsWith('This test takes about')", timeout=5000)
     check(True, f"the page says how long the test takes ({page.inner_text('#duration')})")
     page.fill("#person", "Ada Listener")
