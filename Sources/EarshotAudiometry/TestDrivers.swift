@@ -30,13 +30,14 @@ extension TestSession {
 
     public static let answerWindowSeconds = 2.0
 
-    /// With real tones: each stimulus is played after a random pause of 1–3 s, then the listener
-    /// has `answerWindowSeconds` to press L or R; Q stops. `key` waits up to its timeout for a
-    /// press; presses before the tone do not count.
-    public func runWithTones(_ player: TonePlayer, seed: UInt64, key: (_ timeoutSeconds: Double) -> Character?) throws {
+    /// With real tones: each stimulus is played after a random pause (1–3 s, so a press cannot be
+    /// timed), then the listener has `answerWindowSeconds` to press L or R; Q stops. `key` waits
+    /// up to its timeout for a press; presses before the tone do not count.
+    public func runWithTones(_ player: TonePlayer, seed: UInt64, pauseSeconds: ClosedRange<Double> = 1...3,
+                             key: (_ timeoutSeconds: Double) -> Character?) throws {
         var random = SeededRandom(seed: seed &+ 99)
         while let stimulus = next() {
-            usleep(UInt32(Double.random(in: 1.0...3.0, using: &random) * 1_000_000))
+            usleep(UInt32(Double.random(in: pauseSeconds, using: &random) * 1_000_000))
             while key(0) != nil {}
             try player.present(stimulus.isCatchTrial ? nil : stimulus.tone)
             let started = Date()

@@ -141,17 +141,11 @@ struct SoundsCommand: ParsableCommand {
 
         func run() throws {
             let sounds = try data.openSounds().summaries()
-            switch format {
-            case .json, .jsonl:
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-                print(String(decoding: try encoder.encode(sounds), as: UTF8.self))
-            case .text:
-                if sounds.isEmpty { print("no sounds enrolled (earshot sounds enroll NAME FILE)") }
-                for sound in sounds {
-                    let extras = [sound.roomTone ? "room tone" : nil, sound.rejected > 0 ? "\(sound.rejected) rejected" : nil].compactMap { $0 }
-                    print("\(sound.name)  \(sound.recordings) recording(s)\(extras.isEmpty ? "" : ", " + extras.joined(separator: ", "))  enrolled \(sound.enrolled)")
-                }
+            if format.isJSON { return try Terminal.printJSON(sounds) }
+            if sounds.isEmpty { print("no sounds enrolled (earshot sounds enroll NAME FILE)") }
+            for sound in sounds {
+                let extras = [sound.roomTone ? "room tone" : nil, sound.rejected > 0 ? "\(sound.rejected) rejected" : nil].compactMap { $0 }
+                print("\(sound.name)  \(sound.recordings) recording(s)\(extras.isEmpty ? "" : ", " + extras.joined(separator: ", "))  enrolled \(sound.enrolled)")
             }
         }
     }
@@ -160,8 +154,9 @@ struct SoundsCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Find the enrolled sounds in a recording.",
             discussion: """
-                One line per detection; start is when it was announced. jsonl: \
-                {"sound":"front_door","start":12.34,"end":13.1,"score":0.81}.
+                One line per detection; start is when it was announced. json: \
+                {"confidence":0.81,"end":13.1,"kind":"sound","label":"front_door","start":12.34}, \
+                with the former names sound and score beside label and confidence for one release.
                 """)
 
         @Argument(help: "A recording (any format, rate and channels).") var file: String

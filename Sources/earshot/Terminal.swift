@@ -49,7 +49,7 @@ enum Terminal {
 
     static func printJSON<T: Encodable>(_ value: T) throws {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         print(String(decoding: try encoder.encode(value), as: UTF8.self))
     }
 }

@@ -144,3 +144,22 @@ import Testing
         }
     }
 }
+
+/// An output that names an input, however spelled, is refused before anything is written.
+@Suite struct OutputPathTests {
+    @Test func theSameFileUnderAnyNameIsRefused() throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-output-\(getpid())")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let input = folder.appendingPathComponent("in.wav").path
+        FileManager.default.createFile(atPath: input, contents: Data([1]))
+        try FileManager.default.createSymbolicLink(atPath: folder.appendingPathComponent("link.wav").path, withDestinationPath: input)
+        try FileManager.default.linkItem(atPath: input, toPath: folder.appendingPathComponent("hard.wav").path)
+        for output in [input, folder.path + "/./in.wav", folder.appendingPathComponent("link.wav").path, folder.appendingPathComponent("hard.wav").path] {
+            #expect(throws: EarshotError.outputIsInput(output: output, input: input)) { try OutputPath.refuseOverwriting(output, inputs: [nil, input]) }
+        }
+        try OutputPath.refuseOverwriting(folder.appendingPathComponent("out.wav").path, inputs: [input])
+        try OutputPath.refuseOverwriting("-", inputs: ["-"])
+        #expect(throws: EarshotError.self) { try OutputPath.makeFolder(input) }
+    }
+}

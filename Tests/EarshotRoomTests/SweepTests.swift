@@ -77,6 +77,18 @@ import Testing
         #expect(errorDB(band(responses.linear), band(truth)) < -30)
     }
 
+    /// Every channel of a recording is measured, to one length, with where the first channel's
+    /// direct sound arrives.
+    @Test func measuresEveryChannel() throws {
+        let sweep = try ExponentialSweep(startHz: 50, endHz: 7000, durationSeconds: 1, sampleRate: rate)
+        let played = sweep.signal + [Float](repeating: 0, count: Int(rate / 2))
+        let near = try apply(linearSystem(), delay: 80, to: played), far = try apply(linearSystem(), delay: 400, to: played)
+        let measured = try sweep.measure([near, far], responseSeconds: 0.2)
+        #expect(measured.linear.count == 2 && measured.linear[0].count == measured.linear[1].count)
+        #expect(measured.harmonics.count == 4 && measured.harmonics.allSatisfy { $0.count == 2 && $0[0].count == $0[1].count })
+        #expect(abs(measured.directSoundSeconds - 80 / rate) < 3 / rate, "\(measured.directSoundSeconds * rate) samples")
+    }
+
     @Test func refusesWhatCannotBeMeasured() {
         #expect(throws: RoomError.sweepRange(startHz: 20, endHz: 9000, nyquistHz: 8000)) { try ExponentialSweep(startHz: 20, endHz: 9000, durationSeconds: 1, sampleRate: 16_000) }
         #expect(throws: RoomError.sweepDuration(seconds: 0)) { try ExponentialSweep(durationSeconds: 0, sampleRate: 16_000) }
