@@ -3,7 +3,6 @@ import EarshotAlerts
 import EarshotCore
 import EarshotHub
 import EarshotHubClient
-import EarshotIO
 import EarshotListening
 import EarshotSounds
 import Foundation

@@ -1,7 +1,6 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotCore
-import EarshotDSP
 import EarshotEnhance
 import EarshotHearingAid
 import EarshotHubClient

@@ -1,6 +1,5 @@
 import ArgumentParser
 import EarshotCore
-import EarshotDSP
 import EarshotIO
 import EarshotRoom
 import Foundation

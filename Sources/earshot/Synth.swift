@@ -1,8 +1,8 @@
 import ArgumentParser
 import EarshotAlerts
 import EarshotCore
-import EarshotSynthesis
 import EarshotIO
+import EarshotSynthesis
 import Foundation
 
 /// `earshot synth alert`: seeded alert sounds.

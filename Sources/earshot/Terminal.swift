@@ -2,8 +2,8 @@ import ArgumentParser
 import Atomics
 import EarshotAlerts
 import EarshotAudiometry
-import EarshotCore
 import EarshotDSP
+import EarshotCore
 import EarshotHub
 import EarshotHubClient
 import EarshotIO
