@@ -41,6 +41,8 @@ struct BandNoiseReduction {
     static let mostReductionDB: Float = 6
     static let quietDBSPL: Float = 35
     static let loudDBSPL: Float = 45
+    /// The ratio a band starts at: a gain within 0.05 dB of 1.
+    static let unheardRatio: Float = 100
 
     init(centresHz: [Double], binCount: Int, binHz: Double, hopSeconds: Double, floor: Float, levelOffsetDB: Float) {
         layout = BandLayout(centresHz: centresHz, binCount: binCount, binHz: binHz)
@@ -80,7 +82,10 @@ struct BandNoiseReduction {
             }
             let estimate = max(Self.floorBias * noise[b], 1e-30)
             let snr = max(power[b] / estimate - 1, 0)
-            ratio[b] = started ? slow * ratio[b] + (1 - slow) * snr : snr
+            // Until a band has been heard, its floor is its first frame, speech as likely as
+            // noise: the ratio starts where nothing is taken and comes down only as the floor
+            // shows the band to be noise.
+            ratio[b] = started ? slow * ratio[b] + (1 - slow) * snr : Self.unheardRatio
             let noiseDBSPL = 10 * log10f(estimate) + levelOffsetDB
             let engaged = min(1, max(0, (noiseDBSPL - Self.quietDBSPL) / (Self.loudDBSPL - Self.quietDBSPL)))
             gains[b] = powf(max(floor, (ratio[b] / (1 + ratio[b])).squareRoot()), engaged)
