@@ -44,7 +44,7 @@ public enum EarshotError: EarshotFailure, Equatable {
     /// A folder for outputs that cannot be one.
     case notAFolder(path: String, reason: String)
     /// A live run stopped by the person before it had what it needed.
-    case interrupted(String)
+    case interrupted(what: String)
 
     /// The accepted range of sample rates: from telephone-band oddities to high-resolution audio.
     public static let sampleRateRange: ClosedRange<Double> = 1_000...768_000
@@ -115,7 +115,7 @@ public enum EarshotError: EarshotFailure, Equatable {
         case .notAFolder(let path, let reason):
             "\(path): \(reason)"
         case .interrupted(let what):
-            "\(what) interrupted"
+            "\(what) was interrupted"
         }
     }
 

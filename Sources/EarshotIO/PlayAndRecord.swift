@@ -29,7 +29,7 @@ public enum PlayAndRecord {
         capture.close()
         while player.isExecuting { usleep(10_000) }
         guard !playbackFailed.load(ordering: .relaxed) else { throw EarshotError.deviceFailure("playback of the signal failed") }
-        guard !stop.load(ordering: .relaxed) else { throw EarshotError.interrupted("the measurement was") }
+        guard !stop.load(ordering: .relaxed) else { throw EarshotError.interrupted(what: "the measurement") }
         return sink.channels[0]
     }
 }

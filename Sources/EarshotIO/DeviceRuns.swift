@@ -23,3 +23,22 @@ extension DevicePlayback {
         return playback.underrunSamples
     }
 }
+
+extension DeviceCapture {
+    /// What a recording got: its length, and what the disk could not keep up with.
+    public struct Recorded: Sendable {
+        public var seconds: Double
+        public var lostSamples: Int
+    }
+
+    /// Records `seconds` (or until `stop`) from `device` into `sink`; `progress` hears the frames
+    /// recorded so far.
+    public static func record(from device: AudioDeviceInfo, sampleRate: Double, channelCount: Int, seconds: Double, into sink: AudioSink,
+                              stop: ManagedAtomic<Bool>, progress: ((Int) -> Void)? = nil) throws -> Recorded {
+        let capture = try DeviceCapture(device: device, sampleRate: sampleRate, channelCount: channelCount, stop: stop)
+        let report = try Runner(blockFrames: 1024, compensateLatency: false, maximumFrames: Int(seconds * sampleRate), stop: stop, progress: progress)
+            .run(source: capture, chain: ProcessorChain(), sink: sink)
+        capture.close()
+        return Recorded(seconds: Double(report.inputFrames) / sampleRate, lostSamples: capture.overflowSamples)
+    }
+}
