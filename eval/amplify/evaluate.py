@@ -89,6 +89,34 @@ def build_items(data, out, per_cell, seed):
     return items
 
 
+def build_pair_items(pairs, out, count, seconds):
+    """Held-out material of another kind: the MS-SNSD pairs someone else mixed from real recorded
+    noise (Freesound, DEMAND) at 0–15 dB, on speakers outside LibriSpeech, never trained or tuned
+    on. Every `len(pairs) // count`-th pair, its first `seconds` (long enough for a hearing aid's
+    slow noise reduction to engage), the clean speech at 65 dB SPL and the mix by the same gain."""
+    import csv
+    with open(os.path.join(pairs, "pairs.tsv")) as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    rows = rows[::max(1, len(rows) // count)][:count]
+    n = int(seconds * RATE)
+    os.makedirs(os.path.join(out, "audio"), exist_ok=True)
+    items = []
+    for row in rows:
+        clean, rate = sf.read(os.path.join(pairs, "clean", row["name"] + ".flac"), dtype="float64")
+        mix, _ = sf.read(os.path.join(pairs, "noisy", row["name"] + ".flac"), dtype="float64")
+        assert rate == RATE
+        clean, mix = clean[:n], mix[:n]
+        gain = 10 ** ((65 - LEVEL1) / 20) / realaudio.rms(clean)
+        snr = float(row["snr_db"])
+        condition = "0–5 dB" if snr < 5 else "5–10 dB" if snr < 10 else "10–15 dB"
+        for listener in BISGAARD:
+            name = f"{listener}-{row['name']}"
+            sf.write(os.path.join(out, "audio", name + "-clean.wav"), (clean * gain).astype(np.float32), RATE, subtype="FLOAT")
+            sf.write(os.path.join(out, "audio", name + "-mix.wav"), (mix * gain).astype(np.float32), RATE, subtype="FLOAT")
+            items.append({"name": name, "listener": listener, "level": 65, "condition": condition, "k": 0})
+    return items
+
+
 def audiogram(listener):
     from clarity.utils.audiogram import Audiogram
     return Audiogram(levels=np.array(BISGAARD[listener], dtype=float), frequencies=np.array(FREQUENCIES, dtype=float))
@@ -149,11 +177,17 @@ def main():
     parser.add_argument("--quick", action="store_true", help="only the first item of each cell (for tuning)")
     parser.add_argument("--max-output-dbspl", type=float, default=110.0, help="the fitting's maximum output (default 110)")
     parser.add_argument("--listen-args", default="", help="more arguments for `earshot listen` (to tune the chain)")
+    parser.add_argument("--pairs", help="judge on these clean/noisy pairs instead (noisy_speech/mssnsd: held out, never tuned on)")
+    parser.add_argument("--pairs-count", type=int, default=8, help="how many of the pairs")
+    parser.add_argument("--pairs-seconds", type=float, default=8.0, help="how much of each pair")
     args = parser.parse_args()
-    if not os.path.isdir(os.path.join(args.data, "speech", "librispeech")):
+    if args.pairs and not os.path.exists(os.path.join(args.pairs, "pairs.tsv")):
+        sys.exit(f"skipped: no pairs.tsv under {args.pairs} (see ../shared/data/SOURCES.md)")
+    if not args.pairs and not os.path.isdir(os.path.join(args.data, "speech", "librispeech")):
         sys.exit(f"skipped: no LibriSpeech under {args.data}/speech/librispeech (see ../shared/data/SOURCES.md)")
     os.makedirs(args.out, exist_ok=True)
-    items = build_items(args.data, args.out, args.per_cell, args.seed)
+    items = (build_pair_items(args.pairs, args.out, args.pairs_count, args.pairs_seconds) if args.pairs
+             else build_items(args.data, args.out, args.per_cell, args.seed))
     listeners = args.listeners.split(",")
     systems = args.systems.split(",")
     items = [i for i in items if i["listener"] in listeners and not (args.quick and i["k"] > 0)]
@@ -205,14 +239,16 @@ def main():
         return float(np.mean(values))
 
     print(f"\n## Amplification: HASPI / HASQI (pyclarity), {len(items) // len(listeners)} items per listener, "
-          "LibriSpeech development speakers, real noise\n")
+          + ("MS-SNSD pairs (held out)" if args.pairs else "LibriSpeech development speakers, real noise") + "\n")
     print("| listener | " + " | ".join(systems) + " |")
     print("| --- | " + " | ".join("---" for _ in systems) + " |")
     for listener in listeners + ["mean"]:
         where = {} if listener == "mean" else {"listener": listener}
         cells = [f"{mean(s, 0, **where):.3f} / {mean(s, 1, **where):.3f}" for s in systems]
         print(f"| {'**mean**' if listener == 'mean' else listener} | " + " | ".join(cells) + " |")
-    for field, values in (("level", LEVELS), ("condition", [c for c, _ in CONDITIONS])):
+    levels = sorted({i["level"] for i in items})
+    conditions = list(dict.fromkeys(i["condition"] for i in items))
+    for field, values in (("level", levels), ("condition", conditions)):
         print(f"\n| {field} | " + " | ".join(systems) + " |")
         print("| --- | " + " | ".join("---" for _ in systems) + " |")
         for value in values:
@@ -221,7 +257,6 @@ def main():
     earshots = [s for s in systems if s.startswith("Earshot")]
     if "Clarity baseline" in systems and earshots:
         print("\n## Against the baseline, per listener and condition: HASPI / HASQI difference\n")
-        conditions = [c for c, _ in CONDITIONS]
         print("| listener | " + " | ".join(f"{s}, {c}" for s in earshots for c in conditions) + " |")
         print("| --- | " + " | ".join("---" for _ in earshots for _ in conditions) + " |")
         for listener in listeners:
