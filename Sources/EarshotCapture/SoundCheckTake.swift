@@ -17,12 +17,14 @@ public struct SoundCheckTake {
         try SoundCheck(samples, sampleRate: sampleRate, roomToneSeconds: Self.roomToneSeconds)
     }
 
-    /// Records from every device at once; `cue` runs when the speech should begin. A device that
-    /// fails is thrown where it is the only one, else told to `warn` and left out.
+    /// Records from every device at once. `quiet` runs once the devices are open, so the room tone
+    /// is asked for only when it can be heard; `speak` runs when the speech should begin. A device
+    /// that fails is thrown where it is the only one, else told to `warn` and left out.
     public static func record(from devices: [AudioDeviceInfo], speechSeconds: Double, stop: ManagedAtomic<Bool>,
-                              cue: () -> Void, warn: (String) -> Void) throws -> [SoundCheckTake] {
+                              quiet: () -> Void, speak: () -> Void, warn: (String) -> Void) throws -> [SoundCheckTake] {
         let recording = try SimultaneousRecording(devices, seconds: settleSeconds + roomToneSeconds + speechSeconds, stop: stop)
-        return try recording.run(cueAfter: settleSeconds + roomToneSeconds, cue: cue).compactMap { take in
+        quiet()
+        return try recording.run(cueAfter: settleSeconds + roomToneSeconds, cue: speak).compactMap { take in
             if let failure = take.failure {
                 if devices.count == 1 { throw failure }
                 warn("\(take.device.name): \(failure)")

@@ -142,9 +142,9 @@ struct Soundcheck: ParsableCommand {
 
     func recordLive(from devices: [AudioDeviceInfo]) throws -> [SoundCheckTake] {
         installInterruptHandler()
-        Terminal.note("Stay quiet for \(Int(SoundCheckTake.roomToneSeconds)) s while the room tone is measured…")
         let takes = try SoundCheckTake.record(from: devices, speechSeconds: seconds, stop: interruptRequested,
-                                              cue: { Terminal.note("Now speak normally for \(Int(seconds)) s, as you would on a call…") },
+                                              quiet: { Terminal.note("Stay quiet for \(Int(SoundCheckTake.roomToneSeconds)) s while the room tone is measured…") },
+                                              speak: { Terminal.note("Now speak normally for \(Int(seconds)) s, as you would on a call…") },
                                               warn: { Terminal.note("warning: \($0)") })
         if interruptRequested.load(ordering: .relaxed) { throw ExitCode(130) }
         return takes
