@@ -118,11 +118,13 @@ public struct Fitting: Codable, Equatable, Sendable {
 /// inaudible for larger losses and loud speech gets too loud.
 ///
 /// **Earshot's WDRC rule** (`wdrc`) keeps NAL-R where it was validated and bends the gain away
-/// from it for softer and louder speech, and for severe losses, by how much each band has lost:
-/// - *Medium speech* (65 dB SPL): NAL-R's gain, plus `severeExtra(HL)` = 0.2 dB per dB of loss
-///   above 50 dB HL, at most 6 dB. NAL-R was fitted to mild and moderate losses and gives too
-///   little where the loss is severe (its own 1990 revision raised the gain for profound
-///   losses); on the development set this raised HASPI for S2/S3/N4 by 0.02–0.05.
+/// from it for softer and louder speech, by how much each band has lost:
+/// - *Medium speech* (65 dB SPL): NAL-R's gain. Up to 6 dB more where a band's loss is severe
+///   (NAL-R was fitted to mild and moderate losses) raised HASPI for S2, S3 and N4 by 0.02–0.05
+///   on the development set of `make eval-amplify`, but cost as much or more in quality: HASQI
+///   for S2 0.618 without it against 0.485 with it, S3 0.135 against 0.087 (the Clarity
+///   baseline 0.482 and 0.122); on the held-out MS-SNSD pairs S3's HASQI fell 0.14–0.18 under
+///   the baseline's. Speech at its usual level sounds as NAL-R makes it sound.
 /// - *Soft speech* (50 dB SPL): more gain again, `softExtra(HL)` = 0.2 dB per dB of loss above
 ///   20 dB HL, at most 9 dB. A cochlear loss raises the threshold far more than it raises the
 ///   level of discomfort (loudness recruitment), so soft sounds need more help than loud ones;
@@ -156,7 +158,6 @@ public enum Prescription {
 
     static func softExtraDB(_ loss: Double) -> Double { min(9, max(0, 0.2 * (loss - 20))) }
     static func loudCutDB(_ loss: Double) -> Double { min(5, max(0, 0.1 * (loss - 20))) }
-    static func severeExtraDB(_ loss: Double) -> Double { min(6, max(0, 0.2 * (loss - 50))) }
     static func discomfortDBSPL(_ loss: Double) -> Double { 100 + 0.5 * max(0, loss - 50) }
     static func feedbackLimitDB(atHz frequency: Double) -> Double { frequency <= 1500 ? 55 : 45 }
 
@@ -170,7 +171,7 @@ public enum Prescription {
                 let loss = audiogram.levelDBHL(ear, atHz: centre)
                 let limit = feedbackLimitDB(atHz: centre)
                 let nalR = NALR.gainDB(thresholdDBHL: loss, atHz: centre, h500: h500, h1k: h1k, h2k: h2k)
-                let medium = min(limit, rule == .wdrc ? nalR + severeExtraDB(loss) : nalR)
+                let medium = min(limit, nalR)
                 let soft = rule == .wdrc ? min(limit, medium + softExtraDB(loss)) : medium
                 let loud = rule == .wdrc ? max(0, medium - loudCutDB(loss)) : medium
                 return BandFitting(
