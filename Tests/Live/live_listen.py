@@ -23,8 +23,9 @@ the last 20 bursts is within --max-drift-ms of the first 20, each read as the 10
 of its bursts (a drift moves every burst, a stall of a busy virtual machine delays a few). Bursts
 in a half second when the virtual machine's host took more than --max-steal of the CPUs (steal
 time), and 2 s after, are printed but not judged; a run left with too few judged bursts for a
-median and a drift (twice the window of 20) is run again, up to --attempts. Prints the delay of
-every burst and a summary; exit 1 on failure.
+median and a drift (twice the window of 20) is run again, up to --attempts, and so is a run whose
+drift alone failed: it fails when the next judged run drifts too. Prints the delay of every burst
+and a summary; exit 1 on failure.
 """
 import argparse, json, os, signal, subprocess, sys, threading, time
 import numpy as np
@@ -195,7 +196,7 @@ def measure(room, heard, burst_peak, to_heard=lambda i: i, heard_rate=RATE, lead
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--attempts", type=int, default=3, help="runs to try while the host is too busy to judge one")
+    p.add_argument("--attempts", type=int, default=3, help="runs to try while the host is too busy to judge one, or to see a drift again")
     p.add_argument("--earshot", required=True)
     p.add_argument("--devices", choices=["one", "two"], default="one",
                    help="one sink for both directions, or the room and the headphones as separate devices")
@@ -213,17 +214,30 @@ def main():
     p.add_argument("--json", help="write the per-burst delays here")
     a = p.parse_args()
     a.max_drift_ms = a.max_drift_ms or (10.0 if a.devices == "two" else 5.0)
+    drifted = 0
     for attempt in range(1, a.attempts + 1):
         verdict = run(a)
+        # A drift is the live path's and shows again; one run's alone can be a stall of this
+        # machine that steal time does not show, so it fails only when the next run drifts too.
+        if verdict == DRIFT_ONLY and attempt < a.attempts and not drifted:
+            drifted = attempt
+            print(f"attempt {attempt} of {a.attempts}: drifted; run again to see whether it drifts again")
+            continue
         if verdict is not None:
-            return verdict
+            return 1 if verdict == DRIFT_ONLY else verdict
         print(f"attempt {attempt} of {a.attempts}: the host was too busy to judge this run")
+    if drifted:
+        print(f"FAIL: attempt {drifted} drifted and no later run could be judged")
+        return 1
     print(f"NOT JUDGED: in {a.attempts} runs the host never left the CPUs to us long enough (steal time)")
     return 0
 
 
+DRIFT_ONLY = "drift"
+
+
 def run(a):
-    """0 pass, 1 fail, None when too few bursts could be judged."""
+    """0 pass, 1 fail, DRIFT_ONLY when the drift alone failed, None when too few bursts could be judged."""
     two = a.devices == "two"
     server = SoundServer(TWO_DEVICE_MODULES if two else PROBE_MODULES)
     procs = []
@@ -348,11 +362,12 @@ def run(a):
             return None
         if summary["median_ms"] is None or (not two and summary["median_ms"] > a.max_median_ms):
             failures.append(f"median added delay {summary['median_ms']} ms > {a.max_median_ms} ms")
-        if last.size and (drift is None or drift > a.max_drift_ms):
+        drifting = last.size and (drift is None or drift > a.max_drift_ms)
+        if drifting:
             failures.append(f"delay over the last 20 bursts (10th percentile) differs from the first 20 by {drift} ms > {a.max_drift_ms} ms")
         if failures:
             print("FAIL: " + "; ".join(failures))
-            return 1
+            return DRIFT_ONLY if drifting and len(failures) == 1 else 1
         print("PASS: live delay bounded")
         return 0
     finally:
