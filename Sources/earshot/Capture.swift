@@ -127,7 +127,7 @@ struct Soundcheck: ParsableCommand {
             take = try recordLive(from: [try inputDevice.find()]).first!
             (name, check) = (take!.device.name, try take!.check())
         }
-        if let png { try writePNG(svg: SoundCheckChart.svg(check, title: "Sound check: \(name)"), to: png) }
+        if let png { try ChartImage.writePNG(svg: SoundCheckChart.svg(check, title: "Sound check: \(name)"), to: png) }
         if play, let take {
             Terminal.note("Here is what you sound like…")
             try DevicePlayback.play(MemorySource(channels: [take.samples], sampleRate: take.sampleRate), on: try outputDevice.find(),

@@ -135,7 +135,7 @@ struct AudiogramShow: ParsableCommand {
         let title = "\(test.person), \(ISO8601DateFormatter().string(from: test.takenAt).prefix(10)) — \(test.result.transducer.rawValue), \(test.result.procedure)"
         let chart = AudiogramChart.svg(thresholds: test.result.thresholds, title: title)
         if let svg { try AtomicFile.write(Data(chart.utf8), to: svg) }
-        if let png { try writePNG(svg: chart, to: png) }
+        if let png { try ChartImage.writePNG(svg: chart, to: png) }
         if format.isJSON {
             struct Shown: Encodable { var test: StoredTest; var summary: AudiogramSummary; var fitting: Fitting? }
             try Terminal.printJSON(Shown(test: test, summary: AudiogramSummary(thresholds: test.result.thresholds), fitting: test.result.defaultFitting))
@@ -227,7 +227,7 @@ struct Fit: ParsableCommand {
         guard let fit = try fitting.fitting() else {
             throw EarshotError.invalidArgument("fit needs the listener's audiogram: --audiogram FILE.json or a stored test's id")
         }
-        if let png { try writePNG(svg: FittingChart.svg(fit, title: "Hearing-aid fitting: \(fit.rule.name)"), to: png) }
+        if let png { try ChartImage.writePNG(svg: FittingChart.svg(fit, title: "Hearing-aid fitting: \(fit.rule.name)"), to: png) }
         if format.isJSON {
             try Terminal.printJSON(fit)
             return

@@ -117,29 +117,6 @@ extension NativeRateRun {
     }
 }
 
-/// Renders an SVG chart to a PNG file with rsvg-convert, atomically.
-func writePNG(svg chart: String, to path: String) throws {
-    let converter = ["/usr/bin/rsvg-convert", "/usr/local/bin/rsvg-convert", "/opt/homebrew/bin/rsvg-convert"]
-        .first { FileManager.default.isExecutableFile(atPath: $0) }
-    guard let converter else {
-        throw EarshotError.invalidArgument("PNG output needs rsvg-convert (Debian: librsvg2-bin; or use --svg)")
-    }
-    let directory = FileManager.default.temporaryDirectory.appendingPathComponent("earshot-png-\(getpid())")
-    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-    defer { try? FileManager.default.removeItem(at: directory) }
-    let svgPath = directory.appendingPathComponent("chart.svg").path, pngPath = directory.appendingPathComponent("chart.png").path
-    try Data(chart.utf8).write(to: URL(fileURLWithPath: svgPath))
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: converter)
-    process.arguments = ["-o", pngPath, svgPath]
-    try process.run()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0, let data = FileManager.default.contents(atPath: pngPath) else {
-        throw EarshotError.internalFailure("rsvg-convert could not render the chart")
-    }
-    try AtomicFile.write(data, to: path)
-}
-
 /// Single key presses from the terminal, without waiting for Enter.
 final class KeyReader {
     private var original = termios()
@@ -165,22 +142,6 @@ final class KeyReader {
         var byte: UInt8 = 0
         return read(STDIN_FILENO, &byte, 1) == 1 ? Character(UnicodeScalar(byte)) : nil
     }
-
-}
-
-extension EventRecord {
-    /// An alert the detector heard in a recording, as `detect`, `listen` and `demo` write it.
-    init(_ event: AlertEvent) {
-        self.init(kind: .alert, label: event.alertClass.rawValue, start: event.start, end: event.end,
-                  confidence: event.confidence, formerNames: .alert)
-    }
-
-    /// An announcement of `watch`; watching a file, with where in it (seconds from its start).
-    init(_ announcement: EventFanOut.Announcement, position: Double?) {
-        self.init(kind: announcement.kind, label: announcement.label, start: position,
-                  time: StoredEvent.iso8601(announcement.time.timeIntervalSince1970), confidence: announcement.confidence,
-                  quiet: announcement.quiet, formerNames: position == nil ? nil : .position)
-    }
 }
 
 extension OutputStyle {
@@ -188,8 +149,7 @@ extension OutputStyle {
     func print(_ change: AlertEventTracker.Change) {
         switch (self, change) {
         case (.json, .ended(let event)), (.jsonl, .ended(let event)): Swift.print(EventRecord(event).jsonLine)
-        case (.text, .ended(let event)):
-            Swift.print(String(format: "%8.2f–%.2f s  %@  (confidence %.2f)", event.start, event.end, event.alertClass.rawValue, event.confidence))
+        case (.text, .ended(let event)): Swift.print(event.textLine)
         default: break
         }
         fflush(nil)  // each event as it is found, even into a pipe
@@ -198,15 +158,7 @@ extension OutputStyle {
     /// One announcement of `watch` on stdout, as it happens; watching a file, with where in it
     /// it was announced (`start`, seconds from the file's start).
     func print(_ announcement: EventFanOut.Announcement, position: Double? = nil) {
-        let stamp = StoredEvent.iso8601(announcement.time.timeIntervalSince1970)
-        switch self {
-        case .json, .jsonl:
-            Swift.print(EventRecord(announcement, position: position).jsonLine)
-        case .text:
-            let at = position.map { String(format: "  at %.2f s", $0) } ?? ""
-            Swift.print(String(format: "%@  %@ %@ (%.2f)%@%@", stamp, announcement.kind.rawValue, announcement.label, announcement.confidence, at,
-                               announcement.quiet ? "  [quiet]" : ""))
-        }
+        Swift.print(self == .text ? announcement.textLine(position: position) : EventRecord(announcement, position: position).jsonLine)
         fflush(nil)  // each event as it is announced, even into a pipe
     }
 }

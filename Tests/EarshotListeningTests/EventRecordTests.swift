@@ -1,4 +1,6 @@
+@testable import EarshotAlerts
 import EarshotHubClient
+@testable import EarshotListening
 import Foundation
 import Testing
 
@@ -49,5 +51,18 @@ struct EventRecordTests {
         #expect(abs(try EventSubmission(json: event.jsonData).time - event.time) < 0.001)
         let unix = try EventSubmission(json: Data(#"{"kind":"alert","label":"siren","time":1764000000}"#.utf8))
         #expect(unix.time == 1_764_000_000)
+    }
+
+    /// What `detect` and `watch` print: the record as JSON, or a line of text, from one event.
+    @Test func eventsAsRecordsAndLines() throws {
+        let alert = AlertEvent(alertClass: .smokeAlarm, start: 4.25, end: 9.5, confidence: 0.934)
+        #expect(alert.textLine == "    4.25–9.50 s  smoke_alarm  (confidence 0.93)")
+        #expect(try decoded(EventRecord(alert).jsonLine) == EventRecord(kind: .alert, label: "smoke_alarm", start: 4.25, end: 9.5, confidence: 0.934))
+        let ring = EventFanOut.Announcement(kind: .sound, label: "front_door", time: Date(timeIntervalSince1970: 1_764_000_000.125),
+                                            confidence: 0.71, quiet: true, key: "k")
+        #expect(ring.textLine(position: nil) == "2025-11-24T16:00:00.125Z  sound front_door (0.71)  [quiet]")
+        #expect(ring.textLine(position: 4.92) == "2025-11-24T16:00:00.125Z  sound front_door (0.71)  at 4.92 s  [quiet]")
+        let watched = try decoded(EventRecord(ring, position: 4.92).jsonLine)
+        #expect(watched.start == 4.92 && watched.time == "2025-11-24T16:00:00.125Z" && watched.quiet == true && watched.label == "front_door")
     }
 }
