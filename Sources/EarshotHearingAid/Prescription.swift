@@ -120,11 +120,11 @@ public struct Fitting: Codable, Equatable, Sendable {
 /// **Earshot's WDRC rule** (`wdrc`) keeps NAL-R where it was validated and bends the gain away
 /// from it for softer and louder speech, by how much each band has lost:
 /// - *Medium speech* (65 dB SPL): NAL-R's gain. Up to 6 dB more where a band's loss is severe
-///   (NAL-R was fitted to mild and moderate losses) raised HASPI for S2, S3 and N4 by 0.02–0.05
-///   on the development set of `make eval-amplify`, but cost as much or more in quality: HASQI
-///   for S2 0.618 without it against 0.485 with it, S3 0.135 against 0.087 (the Clarity
-///   baseline 0.482 and 0.122); on the held-out MS-SNSD pairs S3's HASQI fell 0.14–0.18 under
-///   the baseline's. Speech at its usual level sounds as NAL-R makes it sound.
+///   (NAL-R was fitted to mild and moderate losses) raised HASPI for N4, S2 and S3 by 0.016–0.029
+///   on the development set of `make eval-amplify`, but cost more in quality: HASQI for S2 0.512
+///   with it against 0.618 without, S3 0.087 against 0.135 (the Clarity baseline 0.482 and
+///   0.122); on the held-out MS-SNSD pairs, HASQI against the baseline went from −0.023 with it
+///   to +0.020 without. Speech at its usual level sounds as NAL-R makes it sound.
 /// - *Soft speech* (50 dB SPL): more gain again, `softExtra(HL)` = 0.2 dB per dB of loss above
 ///   20 dB HL, at most 9 dB. A cochlear loss raises the threshold far more than it raises the
 ///   level of discomfort (loudness recruitment), so soft sounds need more help than loud ones;

@@ -217,8 +217,10 @@ def main():
     drifted = 0
     for attempt in range(1, a.attempts + 1):
         verdict = run(a)
-        # A drift is the live path's and shows again; one run's alone can be a stall of this
-        # machine that steal time does not show, so it fails only when the next run drifts too.
+        # A drift of the live path shows in every run. One run's alone can be the sound server's:
+        # after a spell of underruns on a busy machine it keeps a deeper output buffer (listen
+        # reported the playback's latency going from 6 to 9.4 ms), which steal time does not
+        # show. So it fails only when the next run drifts too.
         if verdict == DRIFT_ONLY and attempt < a.attempts and not drifted:
             drifted = attempt
             print(f"attempt {attempt} of {a.attempts}: drifted; run again to see whether it drifts again")
