@@ -12,7 +12,7 @@ extension SoundStore {
             var sound = try SoundDetector.Sound(
                 name: summary.name, enrollments: clips.filter { $0.role == .enrollment }.map(\.samples),
                 negatives: clips.filter { $0.role != .enrollment }.map(\.samples), embedding: embedding)
-            if let threshold { sound.threshold = threshold }
+            if let threshold { (sound.threshold, sound.tonalThreshold) = (threshold, threshold) }
             return sound
         }
     }

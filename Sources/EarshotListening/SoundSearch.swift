@@ -3,12 +3,16 @@ import EarshotHub
 import EarshotSounds
 import Foundation
 
-/// The enrolled sounds looked for in a whole recording, by any of the three matchers, and the
+/// The enrolled sounds looked for in a whole recording, by any of the matchers, and the
 /// store's enrollments and rejections made from recordings.
 public enum SoundSearch {
     public enum Method: String, CaseIterable, Sendable {
-        /// The learned sound matcher.
+        /// The learned sound matcher and the tonal templates together, as `watch` listens.
+        case combined
+        /// The learned sound matcher alone.
         case embedding
+        /// The tonal templates alone.
+        case template
         /// Time-consistent tonal landmarks.
         case landmarks
         /// The original two-strongest-peaks method.
@@ -16,7 +20,7 @@ public enum SoundSearch {
     }
 
     /// Every detection in `samples` (at the matchers' rate), in order of announcement;
-    /// `threshold` replaces each sound's calibrated one.
+    /// `threshold` replaces each sound's calibrated one (both of them, for `combined`).
     public static func find(in samples: [Float], store: SoundStore, method: Method, threshold: Double?) throws -> [SoundDetection] {
         let found: [SoundDetection]
         switch method {
@@ -25,9 +29,10 @@ public enum SoundSearch {
         case .landmarks:
             let detector = LandmarkDetector(sounds: try store.loadLandmarkSounds(threshold: threshold))
             found = blocks(of: samples).flatMap { detector.push($0) } + detector.finish()
-        case .embedding:
+        case .combined, .embedding, .template:
             let embedding = try SoundEmbedding.bundled()
-            let detector = SoundDetector(sounds: try store.loadSounds(threshold: threshold, embedding: embedding), embedding: embedding)
+            let matching: SoundDetector.Matching = method == .combined ? .both : method == .embedding ? .embedding : .tonal
+            let detector = SoundDetector(sounds: try store.loadSounds(threshold: threshold, embedding: embedding), embedding: embedding, matching: matching)
             found = blocks(of: samples).flatMap { detector.push($0) } + detector.finish()
         }
         return found.sorted { $0.start < $1.start }
@@ -43,7 +48,10 @@ public enum SoundSearch {
         for (i, time) in times.enumerated() {
             lines.append(String(format: "%.2f", time) + "," + columns.map { String(format: "%.3f", $0[i]) }.joined(separator: ","))
         }
-        let notes = sounds.map { String(format: "%@: threshold %.3f, %d prints", $0.name, $0.threshold, $0.prints.count / embedding.size) }
+        let notes = sounds.map {
+            String(format: "%@: threshold %.3f, %d prints; tonal threshold %.3f, %d templates", $0.name, $0.threshold,
+                   $0.prints.count / embedding.size, $0.tonalThreshold, $0.templates.count)
+        }
         return (lines.joined(separator: "\n"), notes)
     }
 

@@ -7,11 +7,13 @@ import Foundation
 /// pitches. A chime whose landmarks such material reproduces by chance would be announced for
 /// the radio; its threshold is raised above the best score it reaches here.
 ///
-/// Built once per process (a fraction of a second): landmarks only, 10 ms apart.
+/// Built once per process (a fraction of a second): its landmarks and its tonal picture.
 public enum ImpostorBank {
     public static let seconds = 240.0
 
     public static let frames: [UInt64] = LandmarkAnalyzer.landmarks(of: audio())
+    /// Its tonal picture, as a stream hears it (`TonalPicture`).
+    public static let tonalFrames: [Float] = TonalPicture.frames(of: audio(), tracksFloor: true)
 
     /// The material itself, 16 kHz mono, about −20 dBFS.
     static func audio() -> [Float] {

@@ -11,12 +11,16 @@ public struct SoundDetection: Equatable, Sendable {
     public var score: Double
 }
 
-/// Listens for enrolled sounds in 16 kHz audio, block by block: every 100 ms the embedding of
-/// the last second (`SoundEmbedding`), scored against each sound's enrollment as a run: the mean
-/// cosine of the stream's last `run` embeddings with as many consecutive ones of the enrollment,
-/// at the best point of it (a chance likeness of one second to another is common; of several in
-/// a row, in order, rare). An announcement when the score reaches the sound's threshold, the
-/// event held while it stays within 0.05 of it (and 0.3 s after).
+/// Listens for enrolled sounds in 16 kHz audio, block by block, two ways at once:
+/// - every 100 ms the embedding of the last second (`SoundEmbedding`), scored against each sound's
+///   enrollment as a run: the mean cosine of the stream's last `run` embeddings with as many
+///   consecutive ones of the enrollment, at the best point of it (a chance likeness of one second
+///   to another is common; of several in a row, in order, rare);
+/// - every 16 ms the tonal picture (`TonalPicture`) of the last 0.6 s against each stretch of the
+///   sound's tonal templates (`TonalScorer`), for the sounds that have one: what a chime, a beep
+///   or a horn is known by when noise or a room has moved its embedding.
+/// A sound is announced when either reaches its threshold (checked every 100 ms, on the tonal
+/// frames finished by then), the event held while it stays within 0.05 of it (and 0.3 s after).
 public final class SoundDetector {
     /// Embeddings a run holds: half a second of the stream.
     public static let run = 5
@@ -28,12 +32,17 @@ public final class SoundDetector {
         /// For each print, how many prints before it come from the same recording.
         public var runBack: [Int]
         public var threshold: Double
+        /// The tonal pictures of its recordings that hold enough to know it by.
+        public var templates: [TonalTemplate]
+        public var tonalThreshold: Double
 
-        public init(name: String, prints: [Float], runBack: [Int], threshold: Double) {
+        public init(name: String, prints: [Float], runBack: [Int], threshold: Double, templates: [TonalTemplate] = [], tonalThreshold: Double = 1) {
             self.name = name
             self.prints = prints
             self.runBack = runBack
             self.threshold = threshold
+            self.templates = templates
+            self.tonalThreshold = tonalThreshold
         }
 
         /// The least score announced, whatever the bank says.
@@ -44,6 +53,11 @@ public final class SoundDetector {
         public static let bankMargin = 0.0
         /// Above the best score on what the user said the sound is not.
         public static let negativeMargin = 0.03
+        /// The least tonal score announced, and how far above the best the impostor bank's tonal
+        /// music and beeps reach: the bank is minutes of generated sound, not hours of a home's,
+        /// and real streets and radios match a template better than it does.
+        public static let tonalBaseThreshold = 0.7
+        public static let tonalBankMargin = 0.1
 
         /// A sound from its enrollment recordings (clips cut to the sound, `EnrollmentClip`),
         /// its threshold set for the false-alarm rate of the bank — at the best any of its
@@ -57,13 +71,24 @@ public final class SoundDetector {
                 runBack += (0..<(more.count / embedding.size))
                 prints += more
             }
-            var sound = Sound(name: name, prints: prints, runBack: runBack, threshold: 0)
+            let templates = enrollments.compactMap(TonalTemplate.init(clip:))
+            var sound = Sound(name: name, prints: prints, runBack: runBack, threshold: 0, templates: templates)
             var threshold = max(Self.baseThreshold, Self.best(prints, against: embedding.bank, size: embedding.size) + Self.bankMargin)
+            var tonalThreshold = Self.tonalBaseThreshold
+            if !templates.isEmpty {
+                let bank = TonalScorer.best(of: templates, over: ImpostorBank.tonalFrames)
+                tonalThreshold = max(tonalThreshold, bank + Self.tonalBankMargin)
+            }
             for negative in negatives {
                 let (_, scores) = SoundDetector.scores(of: negative, sounds: [sound], embedding: embedding)
                 threshold = max(threshold, (scores[0].max() ?? 0) + Self.negativeMargin)
+                if !templates.isEmpty {
+                    let heard = TonalPicture.frames(of: negative, tracksFloor: true)
+                    tonalThreshold = max(tonalThreshold, TonalScorer.best(of: templates, over: heard) + Self.negativeMargin)
+                }
             }
             sound.threshold = min(threshold, Self.highestThreshold)
+            sound.tonalThreshold = min(tonalThreshold, Self.highestThreshold)
             self = sound
         }
 
@@ -154,26 +179,40 @@ public final class SoundDetector {
         }
     }
 
+    /// Which of the two ways listen: both (the default), or one alone, to compare.
+    public enum Matching: Sendable { case both, embedding, tonal }
+
     private struct Tracking {
         let sound: Sound
         var scorer: RunScorer
+        var tonal: [TonalScorer]
+        /// The best tonal score since the last check.
+        var tonalBest: Float = 0
         var event: SoundEvent
     }
 
     private let stream: EmbeddingStream
+    private let picture = TonalPicture(tracksFloor: true)
     private let size: Int
     public let embedding: SoundEmbedding
+    public let matching: Matching
     private var tracking: [Tracking]
     public let sounds: [Sound]
+    /// Samples heard before the block being pushed, and of it given to the tonal picture.
+    private var blockStart = 0, pictured = 0
     /// Below its threshold by this much, an event is over.
     static let release = 0.05
 
-    public init(sounds: [Sound], embedding: SoundEmbedding) {
+    public init(sounds: [Sound], embedding: SoundEmbedding, matching: Matching = .both) {
         self.sounds = sounds
         self.embedding = embedding
+        self.matching = matching
         stream = EmbeddingStream(embedding)
         size = embedding.size
-        tracking = sounds.map { Tracking(sound: $0, scorer: RunScorer($0, size: embedding.size), event: SoundEvent(sound: $0.name)) }
+        tracking = sounds.map { sound in
+            Tracking(sound: sound, scorer: RunScorer(sound, size: embedding.size),
+                     tonal: matching == .embedding ? [] : sound.templates.map(TonalScorer.init), event: SoundEvent(sound: sound.name))
+        }
     }
 
     /// Feeds 16 kHz samples; returns the detections that ended in them. `began` hears each
@@ -182,18 +221,45 @@ public final class SoundDetector {
         var ended: [SoundDetection] = []
         samples.withUnsafeBufferPointer { buffer in
             stream.push(buffer) { now, embedding in
+                // The tonal frames finished by now, whatever the block size.
+                picture(buffer, upTo: Int((now * TonalPicture.sampleRate).rounded()) - blockStart)
                 embedding.withUnsafeBufferPointer { e in
                     for index in tracking.indices {
-                        let score = Double(tracking[index].scorer.push(e.baseAddress!))
-                        let threshold = tracking[index].sound.threshold
-                        if let done = tracking[index].event.update(score, threshold: threshold, hold: threshold - Self.release, now: now, began: began) {
+                        let run = Double(tracking[index].scorer.push(e.baseAddress!))
+                        let tonal = Double(tracking[index].tonalBest)
+                        tracking[index].tonalBest = 0
+                        let sound = tracking[index].sound
+                        // How far over its threshold the better of the two is.
+                        var over = -Double.infinity, score = 0.0
+                        if matching != .tonal, run - sound.threshold > over { (over, score) = (run - sound.threshold, run) }
+                        if !tracking[index].tonal.isEmpty, tonal - sound.tonalThreshold > over { (over, score) = (tonal - sound.tonalThreshold, tonal) }
+                        if let done = tracking[index].event.update(over, threshold: 0, hold: -Self.release, now: now, shown: score, began: began) {
                             ended.append(done)
                         }
                     }
                 }
             }
+            picture(buffer, upTo: buffer.count)
         }
+        blockStart += samples.count
         return ended
+    }
+
+    /// Gives the tonal picture the block's samples up to `end`; each sound keeps its best score.
+    private func picture(_ buffer: UnsafeBufferPointer<Float>, upTo end: Int) {
+        let from = pictured - blockStart, to = min(buffer.count, end)
+        guard to > from, tracking.contains(where: { !$0.tonal.isEmpty }) else {
+            pictured = max(pictured, blockStart + to)
+            return
+        }
+        picture.push(UnsafeBufferPointer(rebasing: buffer[from..<to])) { frame in
+            for index in tracking.indices {
+                for t in tracking[index].tonal.indices {
+                    tracking[index].tonalBest = max(tracking[index].tonalBest, tracking[index].tonal[t].push(frame))
+                }
+            }
+        }
+        pictured = blockStart + to
     }
 
     /// Ends what is still sounding at the end of the stream.

@@ -8,18 +8,21 @@ struct SoundEvent {
     init(sound: String) { self.sound = sound }
 
     /// The score at `now` (seconds from the stream's start); `began` hears the announcement.
-    /// Returns the detection that ended, if one did.
-    mutating func update(_ score: Double, threshold: Double, hold: Double, now: Double, began: (SoundDetection) -> Void) -> SoundDetection? {
+    /// `shown` is the score a detection carries, when it is not the one decided on (a margin
+    /// over one of two thresholds). Returns the detection that ended, if one did.
+    mutating func update(_ score: Double, threshold: Double, hold: Double, now: Double, shown: Double? = nil,
+                         began: (SoundDetection) -> Void) -> SoundDetection? {
+        let shown = shown ?? score
         guard var current = active else {
             if score >= threshold {
-                active = (now, score, now)
-                began(SoundDetection(sound: sound, start: now, end: now, score: score))
+                active = (now, shown, now)
+                began(SoundDetection(sound: sound, start: now, end: now, score: shown))
             }
             return nil
         }
         if score >= hold {
             current.last = now
-            current.peak = max(current.peak, score)
+            current.peak = max(current.peak, shown)
             active = current
         } else if now - current.last > 0.3 {
             active = nil

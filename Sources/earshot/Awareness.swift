@@ -161,8 +161,8 @@ struct SoundsCommand: ParsableCommand {
         @Argument(help: "A recording (any format, rate and channels).") var file: String
         @Option(help: OutputStyle.help) var format: OutputStyle = .text
         @Option(help: "Announce at this score (0–1) instead of each sound's calibrated threshold.") var threshold: Double?
-        @Option(help: "embedding (the learned sound matcher, the default), landmarks (time-consistent tonal landmarks) or peaks (the original two-strongest-peaks method); the last two to compare.")
-        var method: SoundSearch.Method = .embedding
+        @Option(help: "combined (the learned sound matcher and tonal templates, as watch listens; the default), embedding or template (either alone), landmarks (time-consistent tonal landmarks) or peaks (the original two-strongest-peaks method); all but the first to compare.")
+        var method: SoundSearch.Method = .combined
         @Option(help: .hidden) var trace: String?
         @OptionGroup var data: DataFolderOption
 
@@ -174,7 +174,7 @@ struct SoundsCommand: ParsableCommand {
             let store = try data.openSounds()
             guard !(try store.summaries().isEmpty) else { throw HubError.noSoundsEnrolled }
             let samples = try MatchingAudio(path: file).samples
-            if let trace, method == .embedding {
+            if let trace, method == .combined || method == .embedding {
                 let (csv, notes) = try SoundSearch.scoreTable(of: samples, store: store, threshold: threshold)
                 try AtomicFile.write(Data(csv.utf8), to: trace)
                 notes.forEach(Terminal.note)

@@ -152,7 +152,8 @@ def evaluate(a, work):
 
     # Target-free audio: backgrounds with sounds that are none of the enrolled ones.
     proto = f"{a.data}/sounds/protosound"
-    strangers = [ra.load(p) for p in sorted(glob.glob(f"{proto}/*/*_lib_*.wav"))]
+    # ProtoSound's doorbell and appliance files are enrolled sounds here: not strangers.
+    strangers = [ra.load(p) for p in sorted(glob.glob(f"{proto}/*/*_lib_*.wav")) if "/doorbell/" not in p and "/appliances/" not in p]
     strangers += [ra.load(p) for p in sorted(glob.glob(f"{a.data}/sounds/donateacry/*.wav"))[::10]]
     strangers += [ra.load(p) for kind in ("dog_bark", "children_playing", "gun_shot")
                   for p in sorted(glob.glob(f"{a.data}/noise/urbansound8k/{kind}/*.flac"))[::12]]
