@@ -149,8 +149,8 @@ func chimeScene(notes: [Double], at onset: Double = 4, seconds: Double = 10, snr
 
 @Suite(.serialized) struct SoundMatchingTests {
     /// Enrolled from one clean recording, the chime is found at 0–20 dB in noise within about a
-    /// second of its start, by either matcher; another doorbell's chime is not, nor (by the
-    /// landmarks) a lone beep at one of its notes.
+    /// second of its start, by both matchers together, each alone, and the landmarks; another
+    /// doorbell's chime is not, nor (by the landmarks) a lone beep at one of its notes.
     @Test func findsTheChimeAndNotItsLookalikes() throws {
         try withTemporaryDirectory { dir in
             try writeWAV(chimeRecording(seed: 3), rate: 44_100, to: dir.appendingPathComponent("ring.wav"))
@@ -161,9 +161,13 @@ func chimeScene(notes: [Double], at onset: Double = 4, seconds: Double = 10, snr
                 #expect(result.status == 0, "\(result.stderr)")
                 return result.stdout.split(separator: "\n").map { try! JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any] }
             }
-            // The learned matcher announces a second after the chime begins, the landmarks sooner.
-            for (method, latest) in [("embedding", 5.6), ("landmarks", 5.0)] {
-                for (seed, snr) in [(1, 20.0), (2, 10.0), (3, 0.0)] {
+            // The learned matcher announces a second after the chime begins, the others sooner.
+            // The templates alone hold on to the chime at 20 dB; under this reddish noise at 10 dB
+            // and less its short, fast-decaying notes barely stand out, and the learned matcher
+            // carries the combined one.
+            let all = [(1, 20.0), (2, 10.0), (3, 0.0)]
+            for (method, latest, scenes) in [("combined", 5.6, all), ("embedding", 5.6, all), ("template", 5.6, [all[0]]), ("landmarks", 5.0, all)] {
+                for (seed, snr) in scenes {
                     let found = try detections(chimeScene(notes: [660, 550], snr: snr, seed: UInt64(seed)), "ring-\(Int(snr)).wav", method: method)
                     #expect(found.count == 1 && found[0]["sound"] as? String == "front_door", "\(method), \(snr) dB: \(found)")
                     if let start = found.first?["start"] as? Double { #expect(start > 4 && start < latest, "\(method), \(snr) dB: announced at \(start) s") }
