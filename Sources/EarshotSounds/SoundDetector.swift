@@ -19,8 +19,9 @@ public struct SoundDetection: Equatable, Sendable {
 /// - every 16 ms the tonal picture (`TonalPicture`) of the last 0.6 s against each stretch of the
 ///   sound's tonal templates (`TonalScorer`), for the sounds that have one: what a chime, a beep
 ///   or a horn is known by when noise or a room has moved its embedding.
-/// A sound is announced when either reaches its threshold (checked every 100 ms, on the tonal
-/// frames finished by then), the event held while it stays within 0.05 of it (and 0.3 s after).
+/// A sound is announced when either reaches its threshold, or both come within `agreement` of
+/// theirs (checked every 100 ms, on the tonal frames finished by then), the event held while it
+/// stays within 0.05 of it (and 0.3 s after).
 public final class SoundDetector {
     /// Embeddings a run holds: half a second of the stream.
     public static let run = 5
@@ -202,6 +203,8 @@ public final class SoundDetector {
     private var blockStart = 0, pictured = 0
     /// Below its threshold by this much, an event is over.
     static let release = 0.05
+    /// Within this much of both thresholds at once, a sound is announced.
+    public static let agreement = 0.15
 
     public init(sounds: [Sound], embedding: SoundEmbedding, matching: Matching = .both) {
         self.sounds = sounds
@@ -233,6 +236,11 @@ public final class SoundDetector {
                         var over = -Double.infinity, score = 0.0
                         if matching != .tonal, run - sound.threshold > over { (over, score) = (run - sound.threshold, run) }
                         if !tracking[index].tonal.isEmpty, tonal - sound.tonalThreshold > over { (over, score) = (tonal - sound.tonalThreshold, tonal) }
+                        // Both close at once: two kinds of evidence agreeing are as sure as one alone.
+                        if matching == .both, !tracking[index].tonal.isEmpty,
+                           run - sound.threshold >= -Self.agreement, tonal - sound.tonalThreshold >= -Self.agreement {
+                            over = max(over, 0)
+                        }
                         if let done = tracking[index].event.update(over, threshold: 0, hold: -Self.release, now: now, shown: score, began: began) {
                             ended.append(done)
                         }

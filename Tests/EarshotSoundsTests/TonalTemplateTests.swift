@@ -129,4 +129,23 @@ private func bestScore(_ template: TonalTemplate, _ samples: [Float]) -> Double 
         #expect(results[0].count == 2, "\(results[0])")
         #expect(results[1] == results[0] && results[2] == results[0])
     }
+
+    /// Each matcher a little short of its threshold, both at once: announced together, by
+    /// neither alone.
+    @Test func twoMatchersAgreeingAnnounceWhatNeitherWouldAlone() throws {
+        let embedding = try SoundEmbedding.bundled()
+        let clip = [Float](repeating: 0, count: 4000) + chime() + [Float](repeating: 0, count: 4000)
+        var sound = try SoundDetector.Sound(name: "bell", enrollments: [clip], negatives: [], embedding: embedding)
+        let heard = scene(chime(), seconds: 6, amplitude: 0.01)
+        let run = SoundDetector.scores(of: heard, sounds: [sound], embedding: embedding).scores[0].max() ?? 0
+        let tonal = bestScore(sound.templates[0], heard)
+        sound.threshold = run + 0.1
+        sound.tonalThreshold = tonal + 0.1
+        func found(_ matching: SoundDetector.Matching) -> Int {
+            let detector = SoundDetector(sounds: [sound], embedding: embedding, matching: matching)
+            return (detector.push(heard[...]) + detector.finish()).count
+        }
+        #expect(found(.embedding) == 0 && found(.tonal) == 0)
+        #expect(found(.both) == 1, "run \(run), tonal \(tonal)")
+    }
 }
