@@ -20,8 +20,8 @@ public struct SoundDetection: Equatable, Sendable {
 ///   sound's tonal templates (`TonalScorer`), for the sounds that have one: what a chime, a beep
 ///   or a horn is known by when noise or a room has moved its embedding.
 /// A sound is announced when either reaches its threshold, or both come within `agreement` of
-/// theirs (checked every 100 ms, on the tonal frames finished by then), the event held while it
-/// stays within 0.05 of it (and 0.3 s after).
+/// theirs (less, where what the user rejected came that near), checked every 100 ms on the tonal
+/// frames finished by then; the event is held while it stays within 0.05 (and 0.3 s after).
 public final class SoundDetector {
     /// Embeddings a run holds: half a second of the stream.
     public static let run = 5
@@ -36,6 +36,9 @@ public final class SoundDetector {
         /// The tonal pictures of its recordings that hold enough to know it by.
         public var templates: [TonalTemplate]
         public var tonalThreshold: Double
+        /// How near both thresholds the two matchers must come at once: narrower than
+        /// `SoundDetector.agreement` when what the user rejected came that near.
+        public var agreement = SoundDetector.agreement
 
         public init(name: String, prints: [Float], runBack: [Int], threshold: Double, templates: [TonalTemplate] = [], tonalThreshold: Double = 1) {
             self.name = name
@@ -90,6 +93,12 @@ public final class SoundDetector {
             }
             sound.threshold = min(threshold, Self.highestThreshold)
             sound.tonalThreshold = min(tonalThreshold, Self.highestThreshold)
+            if !templates.isEmpty {
+                for negative in negatives {
+                    let nearest = SoundDetector.agreementMargins(of: negative, sound: sound, embedding: embedding).max() ?? -1
+                    sound.agreement = max(0, min(sound.agreement, -nearest - Self.negativeMargin))
+                }
+            }
             self = sound
         }
 
@@ -205,6 +214,8 @@ public final class SoundDetector {
     static let release = 0.05
     /// Within this much of both thresholds at once, a sound is announced.
     public static let agreement = 0.15
+    /// Hears each check's two scores (of a single sound), for calibration.
+    private var observe: ((Double, Double) -> Void)?
 
     public init(sounds: [Sound], embedding: SoundEmbedding, matching: Matching = .both) {
         self.sounds = sounds
@@ -238,9 +249,10 @@ public final class SoundDetector {
                         if !tracking[index].tonal.isEmpty, tonal - sound.tonalThreshold > over { (over, score) = (tonal - sound.tonalThreshold, tonal) }
                         // Both close at once: two kinds of evidence agreeing are as sure as one alone.
                         if matching == .both, !tracking[index].tonal.isEmpty,
-                           run - sound.threshold >= -Self.agreement, tonal - sound.tonalThreshold >= -Self.agreement {
+                           run - sound.threshold >= -sound.agreement, tonal - sound.tonalThreshold >= -sound.agreement {
                             over = max(over, 0)
                         }
+                        observe?(run, tonal)
                         if let done = tracking[index].event.update(over, threshold: 0, hold: -Self.release, now: now, shown: score, began: began) {
                             ended.append(done)
                         }
@@ -273,6 +285,16 @@ public final class SoundDetector {
     /// Ends what is still sounding at the end of the stream.
     public func finish() -> [SoundDetection] {
         tracking.indices.compactMap { tracking[$0].event.finish() }
+    }
+
+    /// How near both of a sound's thresholds its two matchers came together at each check over a
+    /// recording: the lesser of the two margins.
+    static func agreementMargins(of samples: [Float], sound: Sound, embedding: SoundEmbedding) -> [Double] {
+        let detector = SoundDetector(sounds: [sound], embedding: embedding)
+        var margins: [Double] = []
+        detector.observe = { run, tonal in margins.append(min(run - sound.threshold, tonal - sound.tonalThreshold)) }
+        _ = detector.push(samples[...])
+        return margins
     }
 
     /// Each sound's run score over a whole recording, one every 100 ms, with the time each

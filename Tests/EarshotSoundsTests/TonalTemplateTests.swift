@@ -101,7 +101,7 @@ private func bestScore(_ template: TonalTemplate, _ samples: [Float]) -> Double 
     }
 
     /// The tonal threshold stands above the impostor bank's best by the margin, and above what
-    /// the user rejected.
+    /// the user rejected, which is then not announced again.
     @Test func tonalThresholdStandsAboveTheBankAndTheRejected() throws {
         let embedding = try SoundEmbedding.bundled()
         let clip = [Float](repeating: 0, count: 4000) + chime() + [Float](repeating: 0, count: 4000)
@@ -109,8 +109,17 @@ private func bestScore(_ template: TonalTemplate, _ samples: [Float]) -> Double 
         #expect(sound.templates.count == 1)
         let bank = TonalScorer.best(of: sound.templates, over: ImpostorBank.tonalFrames)
         #expect(sound.tonalThreshold >= min(SoundDetector.Sound.highestThreshold, max(SoundDetector.Sound.tonalBaseThreshold, bank + SoundDetector.Sound.tonalBankMargin)) - 1e-9)
-        let rejected = try SoundDetector.Sound(name: "bell", enrollments: [clip], negatives: [scene(chime())], embedding: embedding)
-        #expect(rejected.tonalThreshold >= min(SoundDetector.Sound.highestThreshold, bestScore(sound.templates[0], scene(chime())) + SoundDetector.Sound.negativeMargin) - 1e-9)
+        // A televised copy, in the noise of its programme: rejected, not announced again (the
+        // chime itself, rejected, would score over the highest threshold).
+        let televised = scene(chime(ratio: 1.01), amplitude: 0.05, seed: 12)
+        let rejected = try SoundDetector.Sound(name: "bell", enrollments: [clip], negatives: [televised], embedding: embedding)
+        #expect(rejected.tonalThreshold >= min(SoundDetector.Sound.highestThreshold, bestScore(sound.templates[0], televised) + SoundDetector.Sound.negativeMargin) - 1e-9)
+        // Nor does the two matchers' agreement bring the rejected recording back.
+        #expect(sound.agreement == SoundDetector.agreement && rejected.agreement < sound.agreement)
+        let detector = SoundDetector(sounds: [rejected], embedding: embedding)
+        #expect((detector.push(televised[...]) + detector.finish()).isEmpty)
+        let before = SoundDetector(sounds: [sound], embedding: embedding)
+        #expect(!(before.push(televised[...]) + before.finish()).isEmpty, "the televised copy was found before it was rejected")
     }
 
     /// Both matchers together announce the same, at the same moments, whatever the block size.
