@@ -215,24 +215,30 @@ def batches(labels, rng, groups):
         yield np.concatenate([np.concatenate([by[l] for l in unique[k:k + groups]]), extra]).astype(np.int64)
 
 
-def bank_audio(data, rng, minutes):
+def bank_audio(data, rng, minutes, urban=True):
     """What a user's sound must not be taken for, none of it what `make eval-sounds` plays: read
     speech (the LibriSpeech files the evaluation leaves out), spoken digits, seeded tonal music
-    (training seeds), beep patterns, coloured noise; in one-minute pieces with level changes."""
+    (training seeds), beep patterns, and real urban sound and street music (UrbanSound8K's
+    training recordings: engines, drills, jackhammers, dogs, children, gun shots; CC BY-NC 3.0,
+    left out with `urban=False`, more speech and music in their place); in one-minute pieces with
+    level changes."""
     speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
     digits = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/fsdd/*.wav"))[1::3]]
+    urban = ra.UrbanBank(data, "train") if urban else None
     pieces = []
     for k in range(int(minutes)):
         n = 60 * RATE
-        kind = k % 5
+        kind = k % 7 if urban else k % 5
         if kind == 0:
             x = np.concatenate([speech[rng.integers(len(speech))] for _ in range(8)])[:n]
         elif kind == 1:
             x = np.concatenate([np.pad(digits[rng.integers(len(digits))], (0, int(rng.uniform(0.1, 1) * RATE))) for _ in range(120)])[:n]
         elif kind in (2, 3):
             x = tonal_music.piece(np.random.default_rng(tonal_music.TRAIN_SEEDS + 800_000 + k), 60)
-        else:
+        elif kind == 4:
             x = np.concatenate([beeps(rng, 3) * rng.uniform(0.05, 1) + 0.01 * rng.standard_normal(3 * RATE) for _ in range(20)])
+        else:
+            x = urban.bed(rng, n, urban.noise if kind == 5 or not urban.music else urban.music)
         x = np.pad(x, (0, max(0, n - len(x))))[:n]
         gain = np.repeat(10 ** (rng.uniform(-20, 0, size=12) / 20), n // 12 + 1)[:n]
         pieces.append(x / (np.abs(x).max() + 1e-9) * gain * 0.5)
@@ -253,11 +259,11 @@ def covering(points, count):
     return points[chosen]
 
 
-def write_bank(model, path, data, rng, minutes, count, metadata):
+def write_bank(model, path, data, rng, minutes, count, metadata, urban=True):
     model.eval()
     embeddings = []
     with torch.no_grad():
-        for x in bank_audio(data, rng, minutes):
+        for x in bank_audio(data, rng, minutes, urban):
             frames = feat.frame_features(x)
             starts = np.arange(0, len(frames) - WINDOW + 1, feat.STRIDE)
             windows = feat.network_input(np.stack([frames[s:s + WINDOW] for s in starts]))
@@ -268,7 +274,8 @@ def write_bank(model, path, data, rng, minutes, count, metadata):
     tensors = detector.fold(model)
     tensors["bank"] = torch.from_numpy(np.ascontiguousarray(bank, dtype=np.float32))
     save_file({k: v.contiguous() for k, v in tensors.items()}, path,
-              metadata={**metadata, "embedding": str(EMBEDDING), "window": str(WINDOW), "bank_hours": f"{minutes / 60:.2f}"})
+              metadata={**metadata, "embedding": str(EMBEDDING), "window": str(WINDOW), "bank_hours": f"{minutes / 60:.2f}",
+                       "bank_noncommercial": "UrbanSound8K (CC BY-NC 3.0)" if urban else "none"})
 
 
 def write_parity(model, path):
@@ -305,8 +312,10 @@ def main():
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--weights", default="Sources/EarshotSounds/Resources/SoundEmbedding.safetensors")
     p.add_argument("--parity", default="Tests/EarshotSoundsTests/Fixtures/embedding_parity.json")
-    p.add_argument("--bank-minutes", type=int, default=130, help="minutes of audio the bank is made from")
-    p.add_argument("--bank-points", type=int, default=6000, help="embeddings the bank keeps")
+    p.add_argument("--bank-minutes", type=int, default=182, help="minutes of audio the bank is made from")
+    p.add_argument("--bank-points", type=int, default=10000, help="embeddings the bank keeps")
+    p.add_argument("--without-urbansound8k", action="store_true",
+                   help="a bank without UrbanSound8K's recordings, which are non-commercial")
     p.add_argument("--bank-only", default=None, help="only make the bank again, for exported weights (safetensors), into --weights")
     a = p.parse_args()
     torch.manual_seed(a.seed)
@@ -318,7 +327,8 @@ def main():
         detector.warm_start(model, a.bank_only)
         training = json.dumps({"sources": a.sources, "views": a.views, "epochs": a.epochs, "seed": a.seed})
         write_parity(model, a.parity)
-        return write_bank(model, a.weights, a.data, rng, a.bank_minutes, a.bank_points, {"training": training})
+        return write_bank(model, a.weights, a.data, rng, a.bank_minutes, a.bank_points, {"training": training},
+                          urban=not a.without_urbansound8k)
     cache = f"{a.work}/views_{a.seed}_{a.sources}_{a.views}{'_music' if a.real_music else ''}.npz"
     if os.path.exists(cache):
         d = np.load(cache); x, y = d["x"], d["y"]
@@ -371,7 +381,8 @@ def main():
     os.makedirs(os.path.dirname(a.weights), exist_ok=True)
     write_parity(model, a.parity)
     write_bank(model, a.weights, a.data, rng, a.bank_minutes, a.bank_points,
-               {"training": json.dumps({"sources": a.sources, "views": a.views, "epochs": a.epochs, "seed": a.seed})})
+               {"training": json.dumps({"sources": a.sources, "views": a.views, "epochs": a.epochs, "seed": a.seed})},
+               urban=not a.without_urbansound8k)
     print(f"wrote {a.weights}")
 
 

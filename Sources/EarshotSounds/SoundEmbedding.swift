@@ -9,7 +9,7 @@ import Foundation
 /// `training/train_sounds.py`; run with the alert detector's code.
 ///
 /// It comes with its *bank*: embeddings of hours of audio that is no one's doorbell (read speech,
-/// household and coloured noise, tonal music, beeps), kept so that every point of that audio
+/// spoken digits, tonal music, beeps, real urban sound and street music), kept so that every point of that audio
 /// lies close to one of them. A sound's threshold is set above the best its enrollment scores
 /// there (`SoundDetector.Sound`).
 public final class SoundEmbedding: @unchecked Sendable {

@@ -2,8 +2,9 @@
 """Your own sounds found when they sound again: each sound enrolled from one take, looked for as
 its other takes (`rerecordings.py`: real re-recordings, and sound files re-recorded through a
 loudspeaker, rooms and microphones), in 12 s scenes at 0, 5, 10, 15 and 20 dB over real
-backgrounds: LibriSpeech speech, household noise, UrbanSound8K urban sound and street music, and
-seeded tonal music (`training/tonal_music.py`, evaluation seeds). Every scene also holds a
+backgrounds: LibriSpeech speech, household noise, UrbanSound8K urban sound and street music (the
+recordings outside its training split, which the matchers' bank is made of), and seeded tonal
+music (`training/tonal_music.py`, evaluation seeds). Every scene also holds a
 distractor: a take of another sound of the set.
 
 Then target-free audio with every sound enrolled at once: the same kinds of background, with real
@@ -47,21 +48,46 @@ def save(path, x):
 
 
 class Backgrounds:
-    def __init__(self, data, rng):
+    """The backgrounds of one part, none of them what the matchers' bank is made of
+    (`training/train_sounds.py`: UrbanSound8K's training recordings, the odd LibriSpeech files,
+    tonal music of training seeds). `evaluation`: a quarter of LibriSpeech, UrbanSound8K's
+    evaluation recordings, tonal music of evaluation seeds and the household recordings, which
+    neither the bank nor the development part hears. `development`, what settings are chosen
+    on: another quarter of LibriSpeech, UrbanSound8K's development recordings, tonal music of
+    development seeds, and no household sound."""
+
+    def __init__(self, data, rng, part="evaluation"):
         self.rng = rng
-        self.speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[::2]]
+        self.part = part
+        development = part == "development"
+        self.kinds = BEDS if not development else tuple(k for k in BEDS if k != "household")
+        self.speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[2 if development else 0::4]]
         self.household = [ra.load(p) for p in sorted(glob.glob(f"{data}/noise/*.wav")) if "white" not in p and "pink" not in p]
-        urban = sorted(glob.glob(f"{data}/noise/urbansound8k/*/*.flac"))
-        self.urban = [ra.load(p) for p in urban if "street_music" not in p and "gun_shot" not in p][::3]
+        split = "dev" if development else "eval"
+        urban = [p for p in sorted(glob.glob(f"{data}/noise/urbansound8k/*/*.flac")) if ra.urban_split(p) == split]
+        self.urban = [ra.load(p) for p in urban if "street_music" not in p and "gun_shot" not in p]
         self.street = [ra.load(p) for p in urban if "street_music" in p]
         self.pieces = 0
+
+    def strangers(self, data):
+        """Real sounds that are none of the enrolled ones, this part's share of them:
+        ProtoSound's library clips (its doorbells and appliances are enrolled sounds here),
+        Donate-a-Cry's cries, UrbanSound8K's dogs, children and gun shots."""
+        first = 1 if self.part == "development" else 0
+        proto = [p for p in sorted(glob.glob(f"{data}/sounds/protosound/*/*_lib_*.wav")) if "/doorbell/" not in p and "/appliances/" not in p]
+        paths = proto[first::2] + sorted(glob.glob(f"{data}/sounds/donateacry/*.wav"))[5 * first::10]
+        split = "dev" if self.part == "development" else "eval"
+        paths += [p for kind in ("dog_bark", "children_playing", "gun_shot")
+                  for p in sorted(glob.glob(f"{data}/noise/urbansound8k/{kind}/*.flac"))[::2] if ra.urban_split(p) == split]
+        return [ra.load(p) for p in paths]
 
     def bed(self, kind, seconds):
         n = int(seconds * RATE)
         rng = self.rng
         if kind == "tonal music":
             self.pieces += 1
-            x = tonal_music.piece(np.random.default_rng(tonal_music.EVAL_SEEDS + 590_000 + self.pieces), seconds)
+            seeds = tonal_music.DEV_SEEDS if self.part == "development" else tonal_music.EVAL_SEEDS
+            x = tonal_music.piece(np.random.default_rng(seeds + 590_000 + self.pieces), seconds)
         elif kind == "household":
             z = self.household[rng.integers(len(self.household))]
             start = rng.integers(max(1, len(z) - n))
@@ -99,10 +125,12 @@ def main():
     p.add_argument("--earshot", default=".build/release/earshot")
     p.add_argument("--data", default="../shared/data")
     p.add_argument("--out", default="eval/data/sounds")
-    p.add_argument("--methods", default="embedding,landmarks,peaks")
+    p.add_argument("--methods", default="combined,embedding,template,landmarks,peaks")
     p.add_argument("--quiet-minutes", type=float, default=60)
     p.add_argument("--only", default=None, help="sounds whose names hold this text (quicker runs)")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--development", action="store_true",
+                   help="the tune sounds in the development backgrounds: what settings are chosen on")
     a = p.parse_args()
     if not os.path.isdir(f"{a.data}/sounds/protosound"):
         sys.exit(f"eval-sounds: {a.data}/sounds/protosound is missing: the shared recordings are needed")
@@ -120,7 +148,9 @@ def evaluate(a, work):
     sounds = rr.sounds(a.data, earshot=a.earshot, work=work)
     if a.only:
         sounds = {n: s for n, s in sounds.items() if a.only in n}
-    beds = Backgrounds(a.data, rng)
+    if a.development:
+        sounds = {n: s for n, s in sounds.items() if s["group"] == "tune"}
+    beds = Backgrounds(a.data, rng, "development" if a.development else "evaluation")
     names = list(sounds)
 
     everything, refused = f"{work}/all", {}
@@ -136,7 +166,7 @@ def evaluate(a, work):
         others = [n for n in names if sounds[n]["kind"] != sounds[name]["kind"]] or [n for n in names if n != name]
         for t, take in enumerate(sounds[name]["takes"][1:]):
             for snr in SNRS:
-                kind = BEDS[(t * len(SNRS) + snr // 5 + i) % len(BEDS)]
+                kind = beds.kinds[(t * len(SNRS) + snr // 5 + i) % len(beds.kinds)]
                 scene = beds.bed(kind, SCENE)
                 level = ra.loud_half_rms(scene)
                 place(scene, take / (ra.loud_half_rms(take) + 1e-12) * level * 10 ** (snr / 20), ONSET)
@@ -151,17 +181,12 @@ def evaluate(a, work):
         plans[name] = (path, plan)
 
     # Target-free audio: backgrounds with sounds that are none of the enrolled ones.
-    proto = f"{a.data}/sounds/protosound"
-    # ProtoSound's doorbell and appliance files are enrolled sounds here: not strangers.
-    strangers = [ra.load(p) for p in sorted(glob.glob(f"{proto}/*/*_lib_*.wav")) if "/doorbell/" not in p and "/appliances/" not in p]
-    strangers += [ra.load(p) for p in sorted(glob.glob(f"{a.data}/sounds/donateacry/*.wav"))[::10]]
-    strangers += [ra.load(p) for kind in ("dog_bark", "children_playing", "gun_shot")
-                  for p in sorted(glob.glob(f"{a.data}/noise/urbansound8k/{kind}/*.flac"))[::12]]
+    strangers = beds.strangers(a.data)
     quiet, minutes = f"{work}/quiet.wav", 0
     with wave.open(quiet, "wb") as out:
         out.setnchannels(1); out.setsampwidth(2); out.setframerate(RATE)
         while minutes < a.quiet_minutes:
-            bed = beds.bed(BEDS[minutes % len(BEDS)], 60)
+            bed = beds.bed(beds.kinds[minutes % len(beds.kinds)], 60)
             level = ra.loud_half_rms(bed)
             for _ in range(4):
                 s = strangers[rng.integers(len(strangers))]
@@ -187,12 +212,12 @@ def evaluate(a, work):
             quiet_found = false_alarms.result() if false_alarms else []
             for name in names:
                 per_sound[name + " false"] = sum(d["label"] == name for d in quiet_found)
-            by_bed = {b: sum(BEDS[int(d["start"] // 60) % len(BEDS)] == b for d in quiet_found) for b in BEDS}
+            by_bed = {b: sum(beds.kinds[int(d["start"] // 60) % len(beds.kinds)] == b for d in quiet_found) for b in beds.kinds}
             results[method] = (per_sound, len(quiet_found), by_bed)
-    report(a, sounds, refused, results, minutes)
+    report(a, sounds, refused, results, minutes, beds.kinds)
 
 
-def report(a, sounds, refused, results, minutes):
+def report(a, sounds, refused, results, minutes, kinds):
     names = list(sounds)
     print(f"\nYour own sounds: {len(names)} sounds, each enrolled from one take and looked for as its "
           f"{sum(len(s['takes']) - 1 for s in sounds.values())} other takes at {', '.join(map(str, SNRS))} dB; "
@@ -202,6 +227,8 @@ def report(a, sounds, refused, results, minutes):
             print(f"  refused: {name}: {why}")
     for group in ("all", "tune", "held-out"):
         chosen = [n for n in names if group == "all" or sounds[n]["group"] == group]
+        if not chosen or (group != "all" and len(chosen) == len(names)):
+            continue
         print(f"\n{group} ({len(chosen)} sounds)\n")
         print("| method | " + " | ".join(f"{snr} dB" for snr in SNRS) + " | recall 0–20 dB | ≥ 10 dB | distractors reported | false alarms / h | median delay |")
         print("| --- " * 11 + "|")
@@ -222,12 +249,12 @@ def report(a, sounds, refused, results, minutes):
                  for per, _, _ in results.values()]
         print(f"| {name} | {s['group']} | {'real takes' if s['real'] else 're-recorded file'} | {len(s['takes'])} | " + " | ".join(cells) + " |")
     print("\nper background: recall 0–20 dB / false alarms an hour\n")
-    print("| method | " + " | ".join(BEDS) + " |")
-    print("| --- " * (1 + len(BEDS)) + "|")
+    print("| method | " + " | ".join(kinds) + " |")
+    print("| --- " * (1 + len(kinds)) + "|")
     for method, (per_sound, _, by_bed) in results.items():
         rows = [r for n in names for r in per_sound[n]]
-        hours = minutes / 60 / len(BEDS)
-        print(f"| {method} | " + " | ".join(f"{np.mean([r['hit'] for r in rows if r['bed'] == b]):.2f} / {by_bed[b] / hours:.0f}" for b in BEDS) + " |")
+        hours = minutes / 60 / len(kinds)
+        print(f"| {method} | " + " | ".join(f"{np.mean([r['hit'] for r in rows if r['bed'] == b]):.2f} / {by_bed[b] / hours:.0f}" for b in kinds) + " |")
 
 
 if __name__ == "__main__":
