@@ -2,10 +2,11 @@
 """Your own sounds found when they sound again: each sound enrolled from one take, looked for as
 its other takes (`rerecordings.py`: real re-recordings, and sound files re-recorded through a
 loudspeaker, rooms and microphones), in 12 s scenes at 0, 5, 10, 15 and 20 dB over real
-backgrounds: LibriSpeech speech, household noise, UrbanSound8K urban sound and street music (the
-recordings outside its training split, which the matchers' bank is made of), and seeded tonal
-music (`training/tonal_music.py`, evaluation seeds). Every scene also holds a
-distractor: a take of another sound of the set.
+backgrounds: LibriSpeech speech, household noise, UrbanSound8K urban sound and street music (its
+evaluation recordings), and seeded tonal music (`training/tonal_music.py`, evaluation seeds). Every
+scene also holds a distractor: a take of another sound of the set. `--development` is the part
+settings are chosen on: the tune sounds over other recordings and seeds, no household sound
+(`Backgrounds`).
 
 Then target-free audio with every sound enrolled at once: the same kinds of background, with real
 sounds that are none of them (ProtoSound's library clips, Donate-a-Cry's cries, UrbanSound8K's
