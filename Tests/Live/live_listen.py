@@ -266,7 +266,14 @@ def run(a):
             command = [a.earshot, "listen", "--verbose", *a.listen_args.split()]
         listen = subprocess.Popen(command, env=listen_env, stdout=listen_log, stderr=subprocess.STDOUT, start_new_session=True)
         procs.append(listen)
-        time.sleep(2.0)  # let it open its devices and settle
+        # Let it load its networks and open its devices (its first status line comes just before
+        # the streams start; a starved host once took longer than a fixed 2 s), then settle.
+        deadline = time.monotonic() + 30
+        while not a.passthrough and "frames per callback" not in open(f"{server.dir}/listen.log").read():
+            if listen.poll() is not None or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        time.sleep(2.0 if a.passthrough else 1.0)
         if listen.poll() is not None:
             sys.exit("live test: earshot listen exited early:\n" + open(f"{server.dir}/listen.log").read())
         time.sleep(0.3)
