@@ -225,6 +225,9 @@ def bank_audio(data, rng, minutes, urban=True):
     speech = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/librispeech/*.flac"))[1::2]]
     digits = [ra.load(p) for p in sorted(glob.glob(f"{data}/speech/fsdd/*.wav"))[1::3]]
     urban = ra.UrbanBank(data, "train") if urban else None
+    if urban is not None and not urban.noise:
+        raise SystemExit(f"train_sounds: no UrbanSound8K recordings under {data}/noise/urbansound8k: "
+                         "fetch them, or make the bank --without-urbansound8k")
     pieces = []
     for k in range(int(minutes)):
         n = 60 * RATE
