@@ -10,8 +10,8 @@ import Foundation
 ///
 /// It comes with its *bank*: embeddings of hours of audio that is no one's doorbell (read speech,
 /// spoken digits, tonal music, beeps, real urban sound and street music), kept so that every
-/// point of that audio lies close to one of them. A sound's threshold is set above the best its enrollment scores
-/// there (`SoundDetector.Sound`).
+/// point of that audio lies close to one of them. A sound's threshold is set above the best its
+/// enrollment scores there (`SoundDetector.Sound`).
 public final class SoundEmbedding: @unchecked Sendable {
     /// Frames between embeddings: one every 100 ms.
     public static let stride = 5
