@@ -6,8 +6,9 @@ frames, 64-sample hop at 16 kHz: 32 ms of frequency resolution, 7.9 ms of delay)
     log power of 257 bins → dense 128 (tanh) → GRU 128 → GRU 128 → dense 257 (sigmoid) → gains
 
 about 264 k weights, causal (each frame's gains from that frame and the past only). The gains go
-through the same ±4 ms impulse-response taper as at run time (a fixed linear map here), so the
-network learns the filter that is actually applied.
+through the same impulse-response taper as at run time (±4 ms unless `--gain-taps` says
+otherwise; a fixed linear map here), so the network learns the filter that is actually applied;
+the weights' metadata carries the length, and the Swift side applies the one they name.
 
 Data, mixed afresh for every batch (seeded) from the training side of ../shared/data. The
 development side differs in kind, not only in seed: it holds noise *kinds* training never hears.
@@ -64,7 +65,7 @@ from training import tonal_music
 RATE = 16_000
 FRAME, HOP = 512, 64
 BINS = FRAME // 2 + 1
-GAIN_TAPS = 64  # half-length of the gain's impulse response (±4 ms)
+GAIN_TAPS = 64  # half-length of the gain's impulse response (±4 ms; `--gain-taps`)
 HIDDEN = 128
 EARLY = int(0.05 * RATE)
 
@@ -76,10 +77,10 @@ def analysis_window():
     return np.where(n < rise, np.sin(np.pi * n / (2 * rise)), np.cos(np.pi * (n - rise) / (2 * fall))).astype(np.float32)
 
 
-def taper_matrix():
+def taper_matrix(taps):
     """The linear map from per-bin gains to the gains of the tapered filter actually applied."""
     distance = np.minimum(np.arange(FRAME), FRAME - np.arange(FRAME))
-    taper = np.where(distance >= GAIN_TAPS, 0, 0.5 + 0.5 * np.cos(np.pi * distance / GAIN_TAPS))
+    taper = np.where(distance >= taps, 0, 0.5 + 0.5 * np.cos(np.pi * distance / taps))
     return np.fft.rfft(taper * np.fft.irfft(np.eye(BINS), n=FRAME, axis=1), axis=1).real.astype(np.float32)
 
 
@@ -327,6 +328,7 @@ def write_fixture(model, path):
 
 
 def main():
+    global GAIN_TAPS
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--steps", type=int, default=12000, help="total optimiser steps (the learning-rate schedule's length)")
@@ -340,6 +342,8 @@ def main():
     parser.add_argument("--complex-share", type=float, default=0.3, help="the loss's share on compressed complex values")
     parser.add_argument("--alert-share", type=float, default=0.0,
                         help="share of training clips with an alert in the target (0.2 cost every noise kind)")
+    parser.add_argument("--gain-taps", type=int, default=GAIN_TAPS,
+                        help="half-length of the gain's impulse response, samples at 16 kHz (the weights carry it)")
     parser.add_argument("--init", help="start from these exported weights (fine-tuning) instead of at random")
     parser.add_argument("--no-urbansound", action="store_true",
                         help="leave UrbanSound8K (CC BY-NC 3.0) out of the training noise")
@@ -357,18 +361,19 @@ def main():
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     if args.export_only:
         state = torch.load(args.checkpoint)
+        GAIN_TAPS = state["args"].get("gainTaps", 64)
         model = Suppressor()
         model.load_state_dict(state["bestModel"])
         write_outputs(model, {**state["args"], "weights": args.weights, "fixture": args.fixture, "report": args.report},
                       state["step"], state["best"],
                       state["history"])
         return
+    GAIN_TAPS = args.gain_taps
     rng = np.random.default_rng(args.seed)
     train = Mixer(args.data, "train", 24, args.alerts, urban=not args.no_urbansound, alert_share=args.alert_share)
     dev = Mixer(args.data, "dev", 8)
     dev_rng = np.random.default_rng(12345)
     dev_batches = [dev.batch(dev_rng, 16, 4.0) for _ in range(6)]
-    taper = torch.from_numpy(taper_matrix())
 
     if args.init:
         model = load_weights(args.init)
@@ -390,8 +395,10 @@ def main():
         model.load_state_dict(state["model"]); optimiser.load_state_dict(state["optimiser"])
         step, best, history, best_state = state["step"], state["best"], state["history"], state["bestModel"]
         average = state["average"]
+        GAIN_TAPS = state["args"].get("gainTaps", 64)  # a run goes on with the filter it began with
         rng = np.random.default_rng(args.seed + step)
         print(f"resumed at step {step} of {args.steps} (best development loss {best:.5f})", flush=True)
+    taper = torch.from_numpy(taper_matrix(GAIN_TAPS))
     # A licence is inherited: from the weights fine-tuned, and from the run resumed.
     licence = None if args.no_urbansound else URBAN_LICENCE
     if args.init:
@@ -416,7 +423,8 @@ def main():
         torch.save({"model": model.state_dict(), "optimiser": optimiser.state_dict(), "step": step, "best": best,
                     "bestModel": best_state, "average": average, "history": history,
                     "args": {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
-                             "licence": licence, "weights": args.weights, "fixture": args.fixture}}, partial)
+                             "licence": licence, "weights": args.weights, "fixture": args.fixture,
+                             "gainTaps": GAIN_TAPS}}, partial)
         os.replace(partial, args.checkpoint)
 
     while step < args.steps and time.time() - start < args.minutes * 60:

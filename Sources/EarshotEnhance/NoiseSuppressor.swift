@@ -118,7 +118,7 @@ public final class NoiseSuppressor: AudioProcessor {
         var stage = SuppressionStage(
             network: network, windowEnergy: configuration.analysisWindow.reduce(0) { $0 + $1 * $1 },
             floor: Float(Decibels.toAmplitude(-strengthDB)), trainingFrames: max(1, Int(trainingSeconds * spec.sampleRate) / hop),
-            noiseSmoothing: Float(pow(0.85, Double(hop) / spec.sampleRate / 0.01)), gainTaps: 64 * scale,
+            noiseSmoothing: Float(pow(0.85, Double(hop) / spec.sampleRate / 0.01)), gainTaps: (network?.gainTaps ?? 64) * scale,
             separatesAlerts: separatesAlerts, probeChannels: probeChannels, framesPerBlock: spec.maximumBlockFrames / hop + 2)
         stage.alertSounding = alertSounding
         stage.amplification = amplification.map { CompressionStage(compression: $0, frameSize: configuration.frameSize, hop: hop) }
@@ -147,7 +147,8 @@ struct SuppressionStage: SpectralStage {
     /// Noise smoothing per frame (0.85 per 10 ms, rescaled to the hop; Gerkmann & Hendriks
     /// use 0.8, the slower value measured better here).
     let noiseSmoothing: Float
-    /// Half-length of the gain's impulse response, samples (±4 ms).
+    /// Half-length of the gain's impulse response, samples: what the learned model's weights
+    /// were trained through (±4 ms for those shipped), ±4 ms for the classic model.
     let gainTaps: Int
     let separatesAlerts: Bool
     /// Whether an alert sounds now (see `NoiseSuppressor.alertSounding`).

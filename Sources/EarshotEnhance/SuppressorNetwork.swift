@@ -14,6 +14,9 @@ public final class SuppressorNetwork: Sendable {
     /// the 1536-point frame at 48 kHz has the same spacing).
     public let bins: Int
     public let hidden: Int
+    /// Half the length of the impulse response each frame's gains are made (samples at 16 kHz;
+    /// metadata `stft.gainTaps`): the filter the network was trained through, so the one to apply.
+    public let gainTaps: Int
     private let input: Dense
     private let recurrent: [GRU]
     private let output: Dense
@@ -130,8 +133,22 @@ public final class SuppressorNetwork: Sendable {
         output = try Dense(model, "output", rows: bins, columns: size)
         hidden = size
         self.bins = bins
+        gainTaps = try Self.gainTaps(model.metadata["stft"])
         // Audio runs on its own thread: OpenBLAS's worker threads would only wait on it.
         openblas_set_num_threads(1)
+    }
+
+    /// Weights from before the metadata said otherwise were trained through ±4 ms (64 taps).
+    private static func gainTaps(_ text: String?) throws -> Int {
+        guard let text else { return 64 }
+        guard let stft = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
+            throw ModelError.metadata(key: "stft", value: text, expected: "a JSON object")
+        }
+        guard let value = stft["gainTaps"] else { return 64 }
+        guard let taps = value as? Int, (1...256).contains(taps) else {
+            throw ModelError.metadata(key: "stft.gainTaps", value: "\(value)", expected: "a number of samples from 1 to 256")
+        }
+        return taps
     }
 
     /// Gains in 0…1 for `bins` bins from their powers, normalised by the analysis window's

@@ -52,4 +52,31 @@ import Testing
             try SuppressorNetwork(model(["input.weight": [8, 16], "input.bias": [8], "gru1.weight_ih": [12, 4]]))
         }
     }
+
+    /// The gains' filter length comes with the weights: the filter they were trained through.
+    @Test func readsTheFilterItWasTrainedThrough() throws {
+        func model(stft: String?) throws -> SuppressorNetwork {
+            let (hidden, bins) = (4, 8)
+            var shapes: [String: [Int]] = ["input.weight": [hidden, bins], "input.bias": [hidden],
+                                           "output.weight": [bins, hidden], "output.bias": [bins]]
+            for name in ["gru1", "gru2"] {
+                for part in ["weight_ih", "weight_hh"] { shapes["\(name).\(part)"] = [3 * hidden, hidden] }
+                for part in ["bias_ih", "bias_hh"] { shapes["\(name).\(part)"] = [3 * hidden] }
+            }
+            var header: [String: Any] = [:], offset = 0
+            for (name, shape) in shapes.sorted(by: { $0.key < $1.key }) {
+                let bytes = 4 * shape.reduce(1, *)
+                header[name] = ["dtype": "F32", "shape": shape, "data_offsets": [offset, offset + bytes]]
+                offset += bytes
+            }
+            if let stft { header["__metadata__"] = ["stft": stft] }
+            return try SuppressorNetwork(safeTensors(header: header, body: Data(count: offset)))
+        }
+        #expect(try model(stft: nil).gainTaps == 64)
+        #expect(try model(stft: #"{"rate": 16000, "frame": 512, "hop": 64}"#).gainTaps == 64)
+        #expect(try model(stft: #"{"rate": 16000, "frame": 512, "hop": 64, "gainTaps": 128}"#).gainTaps == 128)
+        for bad in [#"{"gainTaps": 0}"#, #"{"gainTaps": 300}"#, #"{"gainTaps": "long"}"#, "not json"] {
+            #expect(throws: ModelError.self) { try model(stft: bad) }
+        }
+    }
 }
