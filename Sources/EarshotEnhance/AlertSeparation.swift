@@ -8,9 +8,13 @@ import Foundation
 /// ±2 bins and at least 10 dB above the mean of the bins 3–10 away on either side; the peak
 /// and its main lobe (±2 bins) go to the alert, fading in over 10–16 dB. The mask decays at
 /// 0.8 per frame so a sweeping siren's partial is not chopped, and the whole mask fades in and
-/// out over about 50 ms as the gate opens and closes.
+/// out over about 50 ms as the gate opens and closes. Its `region`, the mask widened and held
+/// longer, is where the learned suppressor leaves the rest alone while the alert sounds.
 struct AlertSeparation {
     private(set) var mask: [Float]
+    /// Where the alert has been heard lately: the mask widened by ±`reach` bins and held with a
+    /// slower decay, so a sweeping or warbling alert's sidebands and decays count too.
+    private(set) var region: [Float]
     private var fresh: [Float]
     private var power: [Float]
     private var prefix: [Double]
@@ -22,16 +26,21 @@ struct AlertSeparation {
     static let decay: Float = 0.8
     static let fadeFrames: Float = 12
     static let near = 2, far = 10
+    /// ±16 bins (±500 Hz) held at 0.98 per frame (about 200 ms): chosen on the development
+    /// alert clips of `make eval-detect` (docs/speech-enhancement.md).
+    static let reach = 16
+    static let regionDecay: Float = 0.98
 
     init(bins: Int) {
         mask = [Float](repeating: 0, count: bins)
+        region = [Float](repeating: 0, count: bins)
         fresh = [Float](repeating: 0, count: bins)
         power = [Float](repeating: 0, count: bins)
         prefix = [Double](repeating: 0, count: bins + 1)
     }
 
     mutating func reset() {
-        for i in mask.indices { mask[i] = 0 }
+        for i in mask.indices { mask[i] = 0; region[i] = 0 }
         level = 0
         holdsMask = false
     }
@@ -71,6 +80,12 @@ struct AlertSeparation {
         }
         for k in 0..<bins {
             mask[k] = max(fresh[k] * level, mask[k] * Self.decay)
+        }
+        let reach = Self.reach
+        for k in 0..<bins {
+            var widest: Float = 0
+            for j in max(0, k - reach)...min(bins - 1, k + reach) { widest = max(widest, mask[j]) }
+            region[k] = max(widest, region[k] * Self.regionDecay)
         }
         return true
     }

@@ -279,18 +279,20 @@ struct SuppressionStage: SpectralStage {
     }
 
     /// Updates `state` from this frame and leaves its gains in `gains`; with `alert`, from
-    /// the power of the input less the alert's share.
+    /// the power of the input less the alert's share, and the learned model's gains held up
+    /// where the alert has lately been (`region`).
     private mutating func estimateGains(spectrum: UnsafeMutableBufferPointer<Float>, state: Channel, training: Bool,
-                                        alert: UnsafeBufferPointer<Float>?) {
+                                        alert: UnsafeBufferPointer<Float>?, region: UnsafeBufferPointer<Float>? = nil) {
         if let network, let recurrent = state.recurrent {
-            learnedGains(network, spectrum: spectrum, state: recurrent, alert: alert)
+            learnedGains(network, spectrum: spectrum, state: recurrent, alert: alert, region: region)
         } else {
             classicGains(spectrum: spectrum, state: state, training: training, alert: alert)
         }
     }
 
     private mutating func learnedGains(_ network: SuppressorNetwork, spectrum: UnsafeMutableBufferPointer<Float>,
-                                       state: SuppressorNetwork.State, alert: UnsafeBufferPointer<Float>?) {
+                                       state: SuppressorNetwork.State, alert: UnsafeBufferPointer<Float>?,
+                                       region: UnsafeBufferPointer<Float>?) {
         let bins = spectrum.count / 2, seen = network.bins
         let scale = 1 / windowEnergy
         networkPower.withUnsafeMutableBufferPointer { power in
@@ -305,11 +307,11 @@ struct SuppressionStage: SpectralStage {
             }
             gains.withUnsafeMutableBufferPointer { gains in
                 network.gains(power: power.baseAddress!, state: state, into: gains.baseAddress!)
-                // While an alert sounds, the rest is reduced by at most `alertRestFloor`: the
-                // network hears an alert's weaker partials and decay as noise, and the mask
-                // takes only its peaks.
-                if alert != nil {
-                    for k in 0..<seen { gains[k] = max(gains[k], Self.alertRestFloor) }
+                // While an alert sounds, the rest is reduced by at most `alertRestFloor`, and not
+                // at all where the alert has lately been: the network hears an alert's weaker
+                // partials, sidebands and decay as noise, and the mask takes only its peaks.
+                if let region {
+                    for k in 0..<seen { gains[k] = max(gains[k], Self.alertRestFloor + (1 - Self.alertRestFloor) * region[k]) }
                 }
                 // Above 8 kHz (48 kHz only): the mean gain of 4–8 kHz.
                 if bins > seen {
@@ -398,7 +400,9 @@ struct SuppressionStage: SpectralStage {
             let rest = restChannels[index]
             if !rest.following { rest.copy(from: state) }
             separation[index].mask.withUnsafeBufferPointer { mask in
-                estimateGains(spectrum: spectrum, state: rest, training: training, alert: mask)
+                separation[index].region.withUnsafeBufferPointer { region in
+                    estimateGains(spectrum: spectrum, state: rest, training: training, alert: mask, region: region)
+                }
             }
         } else if !restChannels.isEmpty {
             restChannels[index].following = false

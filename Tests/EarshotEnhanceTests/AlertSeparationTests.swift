@@ -29,7 +29,7 @@ import Testing
     }
 
     /// A steady 3.1 kHz alarm tone in noise: the suppressor alone learns it as noise and takes
-    /// it down; separated, it passes within 1 dB while the noise around it is still reduced.
+    /// it down; separated, it passes within 1 dB while the noise away from it is still reduced.
     /// The probe channels measure each component exactly.
     @Test func separatedAlertPassesWhileNoiseIsReduced() throws {
         let count = Int(4 * rate)
@@ -45,8 +45,9 @@ import Testing
         let keptPlain = levelDB(plain[1][late]) - levelDB(tone[late])
         #expect(abs(keptSeparated) < 1, "separated: \(keptSeparated) dB")
         #expect(keptPlain < -6, "the suppressor alone removes a steady tone: \(keptPlain) dB")
-        // (The learned model reduces the rest by at most 8 dB while an alert is separated.)
-        #expect(levelDB(separated[2][late]) - levelDB(background[late]) < -6, "noise still reduced")
+        // The learned model reduces the rest by at most 8 dB while an alert is separated, and
+        // not at all within 500 Hz of it: an eighth of this white noise's band, so about 5 dB.
+        #expect(levelDB(separated[2][late]) - levelDB(background[late]) < -4, "noise still reduced")
     }
 
     /// With no alert sounding the output is the suppressor's alone, sample for sample; probe
