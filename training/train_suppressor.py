@@ -328,7 +328,6 @@ def write_fixture(model, path):
 
 
 def main():
-    global GAIN_TAPS
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--steps", type=int, default=12000, help="total optimiser steps (the learning-rate schedule's length)")
@@ -361,14 +360,16 @@ def main():
     torch.set_num_threads(max(1, os.cpu_count() or 1))
     if args.export_only:
         state = torch.load(args.checkpoint)
-        GAIN_TAPS = state["args"].get("gainTaps", 64)
         model = Suppressor()
         model.load_state_dict(state["bestModel"])
-        write_outputs(model, {**state["args"], "weights": args.weights, "fixture": args.fixture, "report": args.report},
+        write_outputs(model, {"gainTaps": 64, **state["args"], "weights": args.weights, "fixture": args.fixture,
+                              "report": args.report},
                       state["step"], state["best"],
                       state["history"])
         return
-    GAIN_TAPS = args.gain_taps
+    if not 1 <= args.gain_taps <= FRAME // 2:
+        parser.error(f"--gain-taps must be 1 to {FRAME // 2} samples, not {args.gain_taps}")
+    gain_taps = args.gain_taps
     rng = np.random.default_rng(args.seed)
     train = Mixer(args.data, "train", 24, args.alerts, urban=not args.no_urbansound, alert_share=args.alert_share)
     dev = Mixer(args.data, "dev", 8)
@@ -395,10 +396,10 @@ def main():
         model.load_state_dict(state["model"]); optimiser.load_state_dict(state["optimiser"])
         step, best, history, best_state = state["step"], state["best"], state["history"], state["bestModel"]
         average = state["average"]
-        GAIN_TAPS = state["args"].get("gainTaps", 64)  # a run goes on with the filter it began with
+        gain_taps = state["args"].get("gainTaps", 64)  # a run goes on with the filter it began with
         rng = np.random.default_rng(args.seed + step)
         print(f"resumed at step {step} of {args.steps} (best development loss {best:.5f})", flush=True)
-    taper = torch.from_numpy(taper_matrix(GAIN_TAPS))
+    taper = torch.from_numpy(taper_matrix(gain_taps))
     # A licence is inherited: from the weights fine-tuned, and from the run resumed.
     licence = None if args.no_urbansound else URBAN_LICENCE
     if args.init:
@@ -424,7 +425,7 @@ def main():
                     "bestModel": best_state, "average": average, "history": history,
                     "args": {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
                              "licence": licence, "weights": args.weights, "fixture": args.fixture,
-                             "gainTaps": GAIN_TAPS}}, partial)
+                             "gainTaps": gain_taps}}, partial)
         os.replace(partial, args.checkpoint)
 
     while step < args.steps and time.time() - start < args.minutes * 60:
@@ -460,8 +461,8 @@ def main():
     model.load_state_dict(best_state)
     print(f"at step {step} of {args.steps}; best development loss {best:.5f}")
     write_outputs(model, {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
-                          "licence": licence, "weights": args.weights, "fixture": args.fixture, "report": args.report},
-                  step, best, history)
+                          "licence": licence, "weights": args.weights, "fixture": args.fixture, "report": args.report,
+                          "gainTaps": gain_taps}, step, best, history)
 
 
 URBAN_LICENCE = "trained with UrbanSound8K (CC BY-NC 3.0): for non-commercial use only"
@@ -470,7 +471,7 @@ URBAN_LICENCE = "trained with UrbanSound8K (CC BY-NC 3.0): for non-commercial us
 def write_outputs(model, settings, step, best, history):
     weights = sum(p.numel() for p in model.parameters())
     metadata = {
-        "stft": json.dumps({"rate": RATE, "frame": FRAME, "hop": HOP, "gainTaps": GAIN_TAPS}),
+        "stft": json.dumps({"rate": RATE, "frame": FRAME, "hop": HOP, "gainTaps": settings["gainTaps"]}),
         "layers": json.dumps({"bins": BINS, "hidden": HIDDEN}),
         "training": json.dumps({"steps": step, "batch": settings["batch"], "seconds": settings["seconds"],
                                 "seed": settings["seed"], "devLoss": round(best, 5), "weights": weights}),
