@@ -124,9 +124,9 @@ public struct Fitting: Codable, Equatable, Sendable {
 ///   50 dB HL, at most 1.5 dB. Chosen on the development set of `make eval-amplify` as the most
 ///   that keeps S3's quality at the Clarity baseline's: 0.2 dB per dB (at most 6) raised HASPI
 ///   for N4, S2 and S3 by 0.016–0.029 but put S3's HASQI at 0.087 against the baseline's 0.122
-///   (0.135 with none); a quarter of it gives S3 half that intelligibility (HASPI 0.829 → 0.840)
-///   for a quarter of the quality (HASQI 0.123). Speech at its usual level sounds nearly as
-///   NAL-R makes it sound.
+///   (0.135 with none); a quarter of it gives S3 more than a third of that intelligibility
+///   (HASPI 0.829 → 0.840) for a quarter of the quality (HASQI 0.123). Speech at its usual level
+///   sounds nearly as NAL-R makes it sound.
 /// - *Soft speech* (50 dB SPL): more gain again, `softExtra(HL)` = 0.2 dB per dB of loss above
 ///   20 dB HL, at most 9 dB. A cochlear loss raises the threshold far more than it raises the
 ///   level of discomfort (loudness recruitment), so soft sounds need more help than loud ones;
