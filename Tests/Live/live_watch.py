@@ -8,7 +8,8 @@ sound server is killed and started again, and the chime is played once more.
 
 Checks: each ring is announced on stdout within --max-delay seconds of its start; the hub stores
 both; watch says it lost the microphone and that it is back; it stops cleanly on SIGTERM;
-its resident memory grows by less than --max-growth-mb over the run. Exit 1 on failure.
+its resident memory grows by less than --max-growth-mb from the first ring to the end, across
+the server's crash. Exit 1 on failure.
 """
 import argparse, json, shutil, signal, subprocess, sys, tempfile, time, urllib.request, wave
 import numpy as np
@@ -56,7 +57,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--earshot", required=True)
     p.add_argument("--max-delay", type=float, default=2.0)
-    p.add_argument("--max-growth-mb", type=float, default=20)
+    p.add_argument("--max-growth-mb", type=float, default=10)
     a = p.parse_args()
 
     server = SoundServer(modules=["module-null-sink sink_name=room channels=1 rate=48000"])
@@ -87,8 +88,6 @@ def main():
         time.sleep(3)
         if watch.poll() is not None:
             sys.exit("live watch: earshot watch exited early: " + open(f"{data}/watch.err").read())
-        memory_start = rss_mb(watch.pid)
-
         for seed in (1, 2):
             scene(seed).tofile(f"{data}/scene{seed}.f32")
 
@@ -126,13 +125,17 @@ def main():
                 if delay > a.max_delay:
                     failures.append(f"ring {round_} announced {delay:.2f} s after it began (> {a.max_delay} s)")
             time.sleep(1)
+            if round_ == 1:
+                # Measured once watch has heard a ring: before that it may still be loading (its
+                # resident memory 3 s after launch was 66–85 MB, and always about 86 MB later).
+                memory_start = rss_mb(watch.pid)
 
         err = open(f"{data}/watch.err").read()
         for needed in ("lost the microphone", "the microphone is back"):
             if needed not in err:
                 failures.append(f"watch did not say '{needed}'")
         memory_end = rss_mb(watch.pid)
-        print(f"  memory: {memory_start:.1f} MB at start, {memory_end:.1f} MB at the end")
+        print(f"  memory: {memory_start:.1f} MB after the first ring, {memory_end:.1f} MB at the end")
         if memory_end - memory_start > a.max_growth_mb:
             failures.append(f"resident memory grew by {memory_end - memory_start:.1f} MB")
 
