@@ -282,7 +282,7 @@ struct SuppressionStage: SpectralStage {
     /// the power of the input less the alert's share, and the learned model's gains held up
     /// where the alert has lately been (`region`).
     private mutating func estimateGains(spectrum: UnsafeMutableBufferPointer<Float>, state: Channel, training: Bool,
-                                        alert: UnsafeBufferPointer<Float>?, region: UnsafeBufferPointer<Float>? = nil) {
+                                        alert: UnsafeBufferPointer<Float>?, region: UnsafeBufferPointer<Float>?) {
         if let network, let recurrent = state.recurrent {
             learnedGains(network, spectrum: spectrum, state: recurrent, alert: alert, region: region)
         } else {
@@ -394,7 +394,7 @@ struct SuppressionStage: SpectralStage {
             // estimate (and the network behind it) is not run.
             gains.withUnsafeMutableBufferPointer { bandReduction[index].apply(to: $0, spectrum: spectrum) }
         } else {
-            estimateGains(spectrum: spectrum, state: state, training: training, alert: nil)
+            estimateGains(spectrum: spectrum, state: state, training: training, alert: nil, region: nil)
         }
         if separating && bandReduction.isEmpty {
             let rest = restChannels[index]

@@ -174,7 +174,7 @@ public enum Prescription {
                 let loss = audiogram.levelDBHL(ear, atHz: centre)
                 let limit = feedbackLimitDB(atHz: centre)
                 let nalR = NALR.gainDB(thresholdDBHL: loss, atHz: centre, h500: h500, h1k: h1k, h2k: h2k)
-                let medium = rule == .wdrc ? min(limit, nalR + severeExtraDB(loss)) : min(limit, nalR)
+                let medium = min(limit, nalR + (rule == .wdrc ? severeExtraDB(loss) : 0))
                 let soft = rule == .wdrc ? min(limit, medium + softExtraDB(loss)) : medium
                 let loud = rule == .wdrc ? max(0, medium - loudCutDB(loss)) : medium
                 return BandFitting(
