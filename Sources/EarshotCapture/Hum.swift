@@ -86,6 +86,12 @@ struct HumMeasure {
         lines = count
     }
 
+    /// Whether the hum is loud enough to report beside speech at `speech` dBFS.
+    func isAudible(besideSpeechDBFS speech: Double) -> Bool {
+        fundamentalHz != nil && levelDBFS >= SoundCheck.Threshold.humDBFS
+            && levelDBFS >= speech - SoundCheck.Threshold.humBelowSpeechDB
+    }
+
     /// The mean spectrum of the quietest fifth of the frames: the pauses between words.
     static func quietestMean(_ spectrum: PowerSpectrogram) -> [Double] {
         let energies = spectrum.frames.map { $0.reduce(0, +) }

@@ -98,14 +98,18 @@ public struct SoundCheck {
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
         // SNR against the broadband background: hum is reported as hum, not counted twice as
-        // noise. Where there is hum, its lines and the harmonics speech hides fill the room tone
-        // under 1 kHz, so that part is taken at most as dense as twice the 1–2 kHz band's.
+        // noise. Hum near the speech fills the room tone under 1 kHz with its lines and the
+        // harmonics speech hides, so there that part is taken at most as dense as twice the 1–2 kHz
+        // band's. Fainter lines (an engine's, a recorder's) are taken out at their own power only:
+        // the same cap would take babble's and traffic's low half for hum.
+        let audibleHum = hum.isAudible(besideSpeechDBFS: speech)
         func background(_ spectrum: [Double]) -> Double {
             let total = spectrum.reduce(0, +)
             guard hum.fundamentalHz != nil else { return total }
             let split = frames.bin(ofHz: HumMeasure.highestHz), octave = frames.bin(ofHz: 2 * HumMeasure.highestHz)
             let below = spectrum[0..<split].reduce(0, +), band = spectrum[split..<octave].reduce(0, +)
-            return total - below + min(below, 2 * band)
+            let capped = min(below, 2 * band)
+            return total - below + (audibleHum ? capped : max(capped, below - pow(10, hum.levelDBFS / 10)))
         }
         func snrDB(over spectrum: [Double]) -> Double {
             activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background(spectrum)))
@@ -214,7 +218,7 @@ struct Findings {
                 "Speech is \(db(m.snrDB)) dB above the noise between words (\(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB.",
                 "Turn off or move away from the noise (fans, appliances, open windows, traffic, music), or bring the microphone closer to your mouth.")
         }
-        if let hz = m.humHz, hum.levelDBFS >= T.humDBFS, hum.levelDBFS >= m.speechLevelDBFS - T.humBelowSpeechDB {
+        if let hz = m.humHz, hum.isAudible(besideSpeechDBFS: m.speechLevelDBFS) {
             let overtones = hum.lines < 2 ? "" : " and \(hum.lines - 1) harmonic\(hum.lines == 2 ? "" : "s")"
             add(.hum, m.speechLevelDBFS - hum.levelDBFS, T.humBelowSpeechDB,
                 "Mains hum at \(Int(hz)) Hz\(overtones) at \(db(hum.levelDBFS)) dBFS, \(db(m.speechLevelDBFS - hum.levelDBFS)) dB under speech; hum is audible within \(db(T.humBelowSpeechDB)) dB.",
