@@ -10,6 +10,15 @@ scaled so that a frame's bins sum to the mean square under it):
          broadband floor), dB / 10, within −6…2
   41–43  that, averaged over ±50 ms and ±250 ms, and its largest value within ±250 ms
   44     the active level over the broadband floor, dB / 10, within 0…8
+  45–64  each band's share of the frame (dB) less the talker's: its mean share over the frames
+         within 10 dB of the active level, averaged over ±50 ms, dB / 10, within −3…3
+  65     the root mean square of those 20
+  66–67  periodicity (the autocorrelation's largest value at lags of 2.5–16 ms, 400–62.5 Hz,
+         over its value at lag 0), and that averaged over ±50 ms
+  68–69  how far the frame's pitch lies from the talker's (the median over the loud periodic
+         frames), in octaves up to 2, times the periodicity; and that averaged over ±50 ms
+Another voice, a bark or a motor between the words differs from the talker in timbre or pitch,
+where its level alone may not.
 """
 import numpy as np
 from scipy.ndimage import maximum_filter1d
@@ -18,7 +27,7 @@ RATE = 16_000
 FRAME = 512
 HOP = 160
 BANDS = 20
-FEATURES = 2 * BANDS + 5
+FEATURES = 2 * BANDS + 5 + BANDS + 5
 TINY = 1e-14
 
 
@@ -74,4 +83,25 @@ def features(x):
     f = np.concatenate([over, moving_mean(over, 5), rel[:, None], moving_mean(rel, 5)[:, None],
                         moving_mean(rel, 25)[:, None], maximum_filter1d(rel, 51, mode="nearest")[:, None],
                         np.full((len(rel), 1), np.clip(10 * np.log10(level / broadband), 0, 80) / 10)], 1)
-    return f.astype(np.float32), total, audible
+    return np.concatenate([f, talker_relative(p, bands, total, level)], 1).astype(np.float32), total, audible
+
+
+def talker_relative(p, bands, total, level):
+    """Features 45–69: timbre and pitch against the talker's, who is what is loud."""
+    loud = total > level * 0.1
+    if loud.sum() < 10:
+        loud = total >= np.quantile(total, 0.8)
+    shape = 10 * np.log10((bands + TINY) / (total[:, None] + TINY))
+    timbre = moving_mean(np.clip(shape - shape[loud].mean(0), -30, 30) / 10, 5)
+    distance = np.sqrt((timbre ** 2).mean(1))
+    # The autocorrelation of the windowed frame, from its power spectrum.
+    r = np.fft.irfft(p, axis=1)
+    low, high = RATE // 400, RATE * 2 // 125
+    lags = r[:, low:high] / (r[:, :1] + TINY)
+    periodicity = lags.max(1)
+    octaves = np.log2(RATE / (lags.argmax(1) + low))
+    voiced = (periodicity > 0.4) & loud
+    pitch = np.median(octaves[voiced]) if voiced.sum() > 5 else np.median(octaves)
+    off = np.clip(np.abs(octaves - pitch), 0, 2) * np.clip(periodicity, 0, 1)
+    return np.concatenate([timbre, distance[:, None], periodicity[:, None], moving_mean(periodicity, 5)[:, None],
+                           off[:, None], moving_mean(off, 5)[:, None]], 1)

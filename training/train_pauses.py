@@ -2,15 +2,16 @@
 talker, so that the noise between words is measured as its mean, bursts included
 (Sources/EarshotCapture/PauseDetector.swift; docs/sound-check.md).
 
-A small network (45 features, 32 and 16 ReLU units, one logistic output) trained on mixtures of
+A small network (70 features, 64 and 32 ReLU units, one logistic output) trained on mixtures of
 LibriSpeech *training* speakers with the noise kinds of `make eval-soundcheck`'s tuning set (the
 first 70 % of the Speech Commands backgrounds; UrbanSound8K's air conditioners, drilling and
-children playing, training recordings only) and, a fifth of the time, sounds that are not
-speech: the training split's real sirens, horns and ProtoSound alerts, and synthetic knocks and
-bangs; SNR −5…45 dB, speech at −45…−10 dBFS, half through a generated or a measured (training
-split) room, 15 % with an echo, 15 % with mains hum. None of the held-out set's noise kinds
-(dogs, engines, jackhammers, gun shots, street music, household sounds, cries, babble), speakers
-or rooms. A frame is a pause where the talker's power (its room decay and echo included) is
+children playing, training recordings only), and, a fifth of the time each, other voices (one
+to three other training speakers, 3 dB or more under the talker) and sounds that are not speech
+(the training split's real sirens, horns and ProtoSound alerts, and synthetic knocks and
+bangs); SNR −5…45 dB, speech at −45…−10 dBFS, half through a generated or a measured (training
+split) room, 15 % with an echo, 15 % with mains hum, 10 % with dropouts. None of the held-out set's noise kinds
+(dogs, engines, jackhammers, gun shots, street music, household sounds, cries), speakers or
+rooms; its babble (three to six development speakers) is of a kind the other voices stand for. A frame is a pause where the talker's power (its room decay and echo included) is
 under a quarter of the noise's there, or 40 dB under the talker's active level.
 
 UrbanSound8K is CC BY-NC 3.0: weights trained with it are for non-commercial use. `--no-urbansound`
@@ -82,6 +83,15 @@ def mains_hum(rng, n):
     return sum(rng.uniform(0.3, 1) / h * np.sin(2 * np.pi * f0 * h * t + rng.uniform(0, 6.3)) for h in range(1, int(rng.integers(2, 7))))
 
 
+def voices(rng, bank, n):
+    """One to three other talkers of the training split, each at its own level."""
+    y = np.zeros(n)
+    for _ in range(int(rng.integers(1, 4))):
+        v = realaudio.segment(rng, bank.speech[int(rng.integers(len(bank.speech)))], n)
+        y += v / np.sqrt(np.mean(v ** 2) + 1e-20) * 10 ** (rng.uniform(-6, 0) / 20)
+    return y
+
+
 def mixture(rng, bank, backgrounds, others):
     """(features, labels) of the audible frames of one seeded mixture. The talker's signal
     carries its room's decay and any echo of it: those are not the noise between words."""
@@ -101,13 +111,24 @@ def mixture(rng, bank, backgrounds, others):
     s = set_level(s, rng.uniform(-45, -10))
     tone = realaudio.segment(rng, backgrounds[int(rng.integers(len(backgrounds)))], len(s))
     tone = tone * np.sqrt(active_power(s) * 10 ** (-rng.uniform(25, 50) / 10) / (np.mean(tone ** 2) + 1e-20))
-    pool = others if others and rng.random() < 0.2 else backgrounds
-    noise = realaudio.segment(rng, pool[int(rng.integers(len(pool)))], len(s))
-    noise = noise * np.sqrt(active_power(s) / (np.mean(noise ** 2) + 1e-20) * 10 ** (-rng.uniform(-5, 45) / 10))
+    if rng.random() < 0.2:
+        # Another voice as loud as the talker's is a conversation, not a recording of one talker.
+        noise, lowest = voices(rng, bank, len(s)), 3
+    else:
+        pool = others if others and rng.random() < 0.25 else backgrounds
+        noise, lowest = realaudio.segment(rng, pool[int(rng.integers(len(pool)))], len(s)), -5
+    noise = noise * np.sqrt(active_power(s) / (np.mean(noise ** 2) + 1e-20) * 10 ** (-rng.uniform(lowest, 45) / 10))
     noise = noise + tone
     if rng.random() < 0.15:
         hum = mains_hum(rng, len(s))
         noise = noise + hum * np.sqrt(active_power(s) * 10 ** (-rng.uniform(8, 30) / 10) / np.mean(hum ** 2))
+    if rng.random() < 0.1:
+        # Dropouts: the cut's edges are the talker's, not noise.
+        for _ in range(int(rng.integers(1, 7))):
+            gap = int(rng.uniform(0.003, 0.12) * R)
+            at = int(rng.integers(0, max(1, len(s) - gap)))
+            s[at: at + gap] = 0
+            noise[at: at + gap] = 0
     f, _, audible = pause_features.features(s + noise)
     talker = pause_features.spectrogram(s).sum(1)
     rest = pause_features.spectrogram(noise).sum(1)
@@ -132,8 +153,8 @@ def fixture_signal():
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--mixtures", type=int, default=1500)
-    parser.add_argument("--frames", type=int, default=400_000, help="frames drawn from them to train on")
+    parser.add_argument("--mixtures", type=int, default=4000)
+    parser.add_argument("--frames", type=int, default=1_000_000, help="frames drawn from them to train on")
     parser.add_argument("--epochs", type=int, default=30)
     parser.add_argument("--no-urbansound", dest="urban", action="store_false",
                         help="train without UrbanSound8K (CC BY-NC 3.0)")
@@ -155,7 +176,7 @@ def main():
     Y = np.concatenate([y for _, y in parts])
     chosen = rng.permutation(len(X))[: args.frames]
     print(f"{len(X)} frames from {args.mixtures} mixtures, {Y.mean():.2f} of them pauses; training on {len(chosen)}")
-    model = MLPClassifier(hidden_layer_sizes=(32, 16), alpha=1e-4, batch_size=512, max_iter=args.epochs,
+    model = MLPClassifier(hidden_layer_sizes=(64, 32), alpha=1e-4, batch_size=512, max_iter=args.epochs,
                           early_stopping=True, random_state=0)
     model.fit(X[chosen], Y[chosen])
     print(f"frames judged rightly: {model.score(X[chosen[:50000]], Y[chosen[:50000]]):.3f} (training), "

@@ -1,4 +1,5 @@
 import EarshotCore
+import EarshotDSP
 import Foundation
 
 /// Which 10 ms frames of a recording hold no speech of the talker: the moments between words
@@ -9,17 +10,18 @@ import Foundation
 /// noise's mean with it. Reading the noise as the mean over the talker's pauses counts the
 /// bursts too, so the SNR is the one a listener hears. A frame's level alone cannot tell a pause
 /// from a word over loud noise; this small network judges it from the frame's spectrum against
-/// each band's floor, its level against the talker's active level, and the ±50–250 ms around it.
+/// each band's floor, its level against the talker's active level, its timbre and pitch against
+/// the talker's, and the ±50–250 ms around it.
 ///
 /// Trained by `training/train_pauses.py` on LibriSpeech training speakers in the tuning set's
-/// noise kinds (and tonal alerts); judged on the held-out kinds of `make eval-soundcheck`.
+/// noise kinds, other voices and tonal alerts; judged on the held-out kinds of `make eval-soundcheck`.
 /// Trained with UrbanSound8K (CC BY-NC 3.0): see the metadata `licence`.
 struct PauseDetector: Sendable {
     /// The rate it hears at: a recording at another rate is resampled first.
     static let sampleRate = 16_000.0
     static let frameSeconds = 0.032, hopSeconds = 0.01
     static let bandCount = 20
-    static let featureCount = 2 * bandCount + 5
+    static let featureCount = 2 * bandCount + 5 + bandCount + 5
 
     /// (first bin, bin after the last) of each band of the 512-point frame.
     let bandEdges: [(Int, Int)]
@@ -86,7 +88,7 @@ struct PauseDetector: Sendable {
         return values[0]
     }
 
-    /// The 45 values per frame of `training/pause_features.py`, and which frames are audible.
+    /// The 70 values per frame of `training/pause_features.py`, and which frames are audible.
     func features(_ signal: [Float]) -> (features: [[Double]], audible: [Bool]) {
         let spectrogram = PowerSpectrogram(signal, sampleRate: Self.sampleRate, frameSeconds: Self.frameSeconds, hopSeconds: Self.hopSeconds)
         let count = spectrogram.frames.count
@@ -110,12 +112,61 @@ struct PauseDetector: Sendable {
         let relativeColumn = relative.map { [$0] }
         let near = Self.movingMean(relativeColumn, half: 5), wide = Self.movingMean(relativeColumn, half: 25)
         let headroom = min(80, max(0, 10 * log10(level / broadband))) / 10
+        let talker = Self.talkerRelative(spectrogram, bands: bands, totals: totals, level: level)
         let features = (0..<count).map { t in
             var loudest = -Double.infinity
             for d in -25...25 { loudest = max(loudest, relative[min(count - 1, max(0, t + d))]) }
-            return over[t] + overAround[t] + [relative[t], near[t][0], wide[t][0], loudest, headroom]
+            return over[t] + overAround[t] + [relative[t], near[t][0], wide[t][0], loudest, headroom] + talker[t]
         }
         return (features, audible)
+    }
+
+    /// Values 45–69: each band's share of the frame against the talker's (the mean over the
+    /// frames within 10 dB of the active level) over ±50 ms, their distance, the frame's
+    /// periodicity and how far its pitch lies from the talker's. Another voice, a bark or a motor
+    /// between the words differs from the talker there, where its level alone may not.
+    static func talkerRelative(_ spectrogram: PowerSpectrogram, bands: [[Double]], totals: [Double], level: Double) -> [[Double]] {
+        let tiny = 1e-14, count = totals.count
+        var loud = totals.map { $0 > level * 0.1 }
+        if loud.filter({ $0 }).count < 10 {
+            let line = quantile(totals, 0.8)
+            loud = totals.map { $0 >= line }
+        }
+        let shape = bands.indices.map { t in bands[t].map { 10 * log10(($0 + tiny) / (totals[t] + tiny)) } }
+        let loudFrames = shape.indices.filter { loud[$0] }
+        let usual = (0..<bandCount).map { j in loudFrames.reduce(0.0) { $0 + shape[$1][j] } / Double(loudFrames.count) }
+        let timbre = movingMean(shape.map { row in (0..<bandCount).map { j in min(30, max(-30, row[j] - usual[j])) / 10 } }, half: 5)
+
+        // Periodicity from the autocorrelation, the inverse transform of the frame's power.
+        let fft = RealFFT(size: spectrogram.frameSize, planning: .estimate)
+        let shortest = Int(sampleRate) / 400, longest = Int(sampleRate) * 2 / 125
+        var periodicity = [Double](repeating: 0, count: count), octaves = [Double](repeating: 0, count: count)
+        for t in 0..<count {
+            for k in 0..<fft.binCount {
+                fft.spectrum[2 * k] = Float(spectrogram.frames[t][k])
+                fft.spectrum[2 * k + 1] = 0
+            }
+            fft.inverse()
+            var best = shortest
+            for lag in shortest..<longest where fft.time[lag] > fft.time[best] { best = lag }
+            periodicity[t] = Double(fft.time[best]) / (Double(fft.time[0]) + tiny)
+            octaves[t] = log2(sampleRate / Double(best))
+        }
+        let voiced = (0..<count).filter { periodicity[$0] > 0.4 && loud[$0] }
+        let pitch = median(voiced.count > 5 ? voiced.map { octaves[$0] } : octaves)
+        let off = (0..<count).map { t in min(2, abs(octaves[t] - pitch)) * min(1, max(0, periodicity[t])) }
+        let steady = movingMean(periodicity.map { [$0] }, half: 5), steadyOff = movingMean(off.map { [$0] }, half: 5)
+        return (0..<count).map { t in
+            let distance = (timbre[t].reduce(0) { $0 + $1 * $1 } / Double(bandCount)).squareRoot()
+            return timbre[t] + [distance, periodicity[t], steady[t][0], off[t], steadyOff[t][0]]
+        }
+    }
+
+    /// numpy's median: the mean of the middle two of an even count.
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted(), middle = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     /// Each row averaged with its `half` neighbours either side, the ends repeated.

@@ -64,8 +64,9 @@ struct SpeechActivity {
         return spread > tailSpreadDB ? quieter : quiet
     }
 
-    /// Pauses are needed over at least this long for their mean to be the noise's.
-    static let leastPauseSeconds = 0.3
+    /// Pauses are needed over at least this long for their mean to be the noise's: with fewer
+    /// sure frames, a reverberant room's tails taken for pauses can outweigh the noise.
+    static let leastPauseSeconds = 0.5
 
     /// `pauses`: whether each 10 ms frame from the recording's start is a pause of the talker.
     init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: [Bool]? = nil) {
