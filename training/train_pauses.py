@@ -9,10 +9,11 @@ children playing, training recordings only), and, a fifth of the time each, othe
 to three other training speakers, 3 dB or more under the talker) and sounds that are not speech
 (the training split's real sirens, horns and ProtoSound alerts, and synthetic knocks and
 bangs); SNR −5…45 dB, speech at −45…−10 dBFS, half through a generated or a measured (training
-split) room, 15 % with an echo, 15 % with mains hum, 10 % with dropouts. None of the held-out set's noise kinds
-(dogs, engines, jackhammers, gun shots, street music, household sounds, cries), speakers or
-rooms; its babble (three to six development speakers) is of a kind the other voices stand for. A frame is a pause where the talker's power (its room decay and echo included) is
-under a quarter of the noise's there, or 40 dB under the talker's active level.
+split) room, 15 % with an echo, 15 % with mains hum, 10 % with dropouts. None of the held-out
+set's noise kinds (dogs, engines, jackhammers, gun shots, street music, household sounds,
+cries), speakers or rooms; its babble (three to six development speakers) is of a kind the
+other voices stand for. A frame is a pause where the talker's power (its room decay and echo
+included) is under a quarter of the noise's there, or 40 dB under the talker's active level.
 
 UrbanSound8K is CC BY-NC 3.0: weights trained with it are for non-commercial use. `--no-urbansound`
 leaves it out.
