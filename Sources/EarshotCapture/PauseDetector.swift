@@ -63,11 +63,24 @@ struct PauseDetector: Sendable {
         leastLogit = log(threshold / (1 - threshold))
     }
 
-    /// For each 10 ms frame of `signal` (16 kHz), whether the talker pauses there; digital
-    /// silence is never a pause (it says nothing of the noise).
-    func pauses(in signal: [Float]) -> [Bool] {
+    /// Which 10 ms frames are the talker's pauses: those over the model's threshold (`sure`), and
+    /// those at least `likelyPause` likely, which stand in where too few are sure.
+    struct Pauses {
+        var sure: [Bool]
+        var likely: [Bool]
+    }
+
+    /// Under noise that is itself speech-like (other voices, barks, shots) few frames pass the
+    /// model's threshold; at even odds a frame still counts as a likely pause.
+    static let likelyPause = 0.5
+
+    /// The talker's pauses in `signal` (16 kHz); digital silence is never a pause (it says
+    /// nothing of the noise).
+    func pauses(in signal: [Float]) -> Pauses {
         let (features, audible) = self.features(signal)
-        return features.indices.map { audible[$0] && logit(features[$0]) > leastLogit }
+        let logits = features.map(logit)
+        func over(_ least: Double) -> [Bool] { logits.indices.map { audible[$0] && logits[$0] > least } }
+        return Pauses(sure: over(leastLogit), likely: over(min(leastLogit, log(Self.likelyPause / (1 - Self.likelyPause)))))
     }
 
     /// The probability that each frame is a pause, for checking against the reference.

@@ -3,9 +3,9 @@ import Foundation
 /// Where the speech is, how loud it is and how loud the room is under it.
 ///
 /// The room tone is given (a live check records it first), or the mean over the talker's pauses
-/// (`PauseDetector`: bursts of noise between the words count, as a listener hears them), or,
-/// where too few pauses are found, each bin's low percentile over the recording (digital
-/// silence left out). Speech power per frame is what stands above the room tone; the active
+/// (`PauseDetector`: bursts of noise between the words count, as a listener hears them; the
+/// sure ones, or where too few are sure, the likely ones), or, where too few pauses are found,
+/// each bin's low percentile over the recording (digital silence left out). Speech power per frame is what stands above the room tone; the active
 /// speech level follows ITU-T P.56's idea — the mean over frames within 15.9 dB of that mean,
 /// found by iteration — so pauses do not dilute it.
 struct SpeechActivity {
@@ -67,9 +67,13 @@ struct SpeechActivity {
     /// Pauses are needed over at least this long for their mean to be the noise's: with fewer
     /// sure frames, a reverberant room's tails taken for pauses can outweigh the noise.
     static let leastPauseSeconds = 0.5
+    /// Where fewer are sure, the likely pauses stand in if they last at least this long: a short
+    /// stretch of them in a clean recording read without a stop is mostly the talker's breaths
+    /// and decays.
+    static let leastLikelyPauseSeconds = 1.0
 
-    /// `pauses`: whether each 10 ms frame from the recording's start is a pause of the talker.
-    init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: [Bool]? = nil) {
+    /// `pauses`: the talker's pauses in 10 ms frames from the recording's start.
+    init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: PauseDetector.Pauses? = nil) {
         let count = spectrogram.frames.count
         let totals = (0..<count).map { spectrogram.power($0) }
         func mean(_ chosen: [Int]) -> [Double] {
@@ -87,11 +91,16 @@ struct SpeechActivity {
             floorSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 })
             // The pauses are counted in 10 ms frames from the start, as the spectrogram's are.
             let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
-            let marks = pauses ?? []
-            let paused = marks.isEmpty ? [] : (0..<count).filter { t in
-                totals[t] > 1e-12 && marks[min(marks.count - 1, Int((Double(t) * scale).rounded()))]
+            func frames(_ marks: [Bool], atLeast seconds: Double) -> [Int]? {
+                let chosen = marks.isEmpty ? [] : (0..<count).filter { t in
+                    totals[t] > 1e-12 && marks[min(marks.count - 1, Int((Double(t) * scale).rounded()))]
+                }
+                return Double(chosen.count) * spectrogram.hopSeconds >= seconds ? chosen : nil
             }
-            noiseSpectrum = Double(paused.count) * spectrogram.hopSeconds >= Self.leastPauseSeconds ? mean(paused) : floorSpectrum
+            let paused = pauses.flatMap {
+                frames($0.sure, atLeast: Self.leastPauseSeconds) ?? frames($0.likely, atLeast: Self.leastLikelyPauseSeconds)
+            }
+            noiseSpectrum = paused.map(mean) ?? floorSpectrum
         }
         let noiseTotal = noiseSpectrum.reduce(0, +)
         noisePower = noiseTotal

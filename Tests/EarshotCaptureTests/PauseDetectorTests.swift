@@ -62,7 +62,8 @@ import Testing
     }
 
     /// The noise is the mean over the talker's pauses, bursts included; the low percentile
-    /// reads the quiet under the bursts instead; under 0.3 s of pauses it is the percentile.
+    /// reads the quiet under the bursts instead; under 0.5 s of sure pauses the likely ones stand
+    /// in if they last 1 s, and under that it is the percentile.
     @Test func theNoiseIsTheMeanOverThePauses() {
         let rate = 16_000.0
         var signal = whiteNoise(64_000, dbfs: -70, seed: 3)
@@ -71,8 +72,9 @@ import Testing
         for n in 48_000..<64_000 { signal[n] += Float(0.1 * sin(2 * .pi * 300 * Double(n) / rate)) }
         for n in 24_000..<27_200 { signal[n] += burst[n] }  // 0.2 s in the 2 s pause
         let frames = PowerSpectrogram(signal, sampleRate: rate, frameSeconds: 0.032, hopSeconds: 0.01)
-        let pause = (0..<frames.frames.count).map { (100..<290).contains($0) }
-        let measured = SpeechActivity(frames, pauses: pause)
+        func marks(_ range: Range<Int>) -> [Bool] { (0..<frames.frames.count).map { range.contains($0) } }
+        let none = marks(0..<0)
+        let measured = SpeechActivity(frames, pauses: .init(sure: marks(100..<290), likely: marks(100..<290)))
         let expected = (100..<290).map { frames.power($0) }.reduce(0, +) / 190
         #expect(abs(10 * log10(measured.noisePower / expected)) < 0.01)
         #expect(10 * log10(measured.noisePower) > -42, "the bursts count: \(10 * log10(measured.noisePower)) dBFS")
@@ -80,8 +82,11 @@ import Testing
 
         let percentile = SpeechActivity(frames)
         #expect(10 * log10(percentile.noisePower) < -60)
-        let tooFew = SpeechActivity(frames, pauses: (0..<frames.frames.count).map { (100..<120).contains($0) })
-        #expect(tooFew.noisePower == percentile.noisePower, "0.2 s of pauses is too little to measure")
+        let likely = SpeechActivity(frames, pauses: .init(sure: marks(100..<120), likely: marks(100..<290)))
+        #expect(abs(10 * log10(likely.noisePower / expected)) < 0.01, "1.9 s of likely pauses stand in for 0.2 s of sure ones")
+        let tooFew = SpeechActivity(frames, pauses: .init(sure: marks(100..<120), likely: marks(100..<190)))
+        #expect(tooFew.noisePower == percentile.noisePower, "0.2 s of sure pauses and 0.9 s of likely ones are too little to measure")
+        #expect(SpeechActivity(frames, pauses: .init(sure: none, likely: none)).noisePower == percentile.noisePower)
         #expect(SpeechActivity(frames, roomTone: 0..<0).noisePower == percentile.noisePower, "a room tone of no frames is none")
     }
 }
