@@ -166,20 +166,13 @@ struct PauseDetector: Sendable {
             octaves[t] = log2(sampleRate / Double(best))
         }
         let voiced = (0..<count).filter { periodicity[$0] > 0.4 && loud[$0] }
-        let pitch = median(voiced.count > 5 ? voiced.map { octaves[$0] } : octaves)
+        let pitch = quantile(voiced.count > 5 ? voiced.map { octaves[$0] } : octaves, 0.5)
         let off = (0..<count).map { t in min(2, abs(octaves[t] - pitch)) * min(1, max(0, periodicity[t])) }
         let steady = movingMean(periodicity.map { [$0] }, half: 5), steadyOff = movingMean(off.map { [$0] }, half: 5)
         return (0..<count).map { t in
             let distance = (timbre[t].reduce(0) { $0 + $1 * $1 } / Double(bandCount)).squareRoot()
             return timbre[t] + [distance, periodicity[t], steady[t][0], off[t], steadyOff[t][0]]
         }
-    }
-
-    /// numpy's median: the mean of the middle two of an even count.
-    static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted(), middle = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2
     }
 
     /// Each row averaged with its `half` neighbours either side, the ends repeated.

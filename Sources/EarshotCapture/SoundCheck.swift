@@ -102,7 +102,8 @@ public struct SoundCheck {
         // harmonics speech hides, so there that part is taken at most as dense as twice the 1–2 kHz
         // band's. Fainter lines (an engine's, a recorder's) are taken out at their own power only:
         // the same cap would take babble's and traffic's low half for hum.
-        let audibleHum = hum.isAudible(besideSpeechDBFS: speech)
+        // Against the speech level as reported, so the finding agrees with the numbers it gives.
+        let audibleHum = hum.isAudible(besideSpeechDBFS: Self.rounded(speech, 1))
         func background(_ spectrum: [Double]) -> Double {
             let total = spectrum.reduce(0, +)
             guard hum.fundamentalHz != nil else { return total }
@@ -123,7 +124,7 @@ public struct SoundCheck {
             dcOffset: Self.rounded(dc, 5))
         let findings = Findings(
             metrics: metrics, hasSpeech: activity.speechPower > 0 && speech > -90, clipping: clipping, dropouts: dropouts,
-            hum: hum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo,
+            hum: hum, humAudible: audibleHum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo,
             steadySNRDB: snrDB(over: activity.floorSpectrum))
         let problems = findings.problems()
         report = SoundCheckReport(verdict: problems.isEmpty ? .good : .fix, metrics: metrics, problems: problems)
@@ -173,6 +174,8 @@ struct Findings {
     let clipping: ClippingMeasure
     let dropouts: DropoutMeasure
     let hum: HumMeasure
+    /// Whether the hum is loud enough beside the speech to report (and to cap the room tone for).
+    let humAudible: Bool
     let highFrequencyBalanceDB: Double?
     let echo: EchoMeasure
     /// Speech over the steady room tone alone: what fills a room's decays (bursts do not).
@@ -218,7 +221,7 @@ struct Findings {
                 "Speech is \(db(m.snrDB)) dB above the noise between words (\(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB.",
                 "Turn off or move away from the noise (fans, appliances, open windows, traffic, music), or bring the microphone closer to your mouth.")
         }
-        if let hz = m.humHz, hum.isAudible(besideSpeechDBFS: m.speechLevelDBFS) {
+        if let hz = m.humHz, humAudible {
             let overtones = hum.lines < 2 ? "" : " and \(hum.lines - 1) harmonic\(hum.lines == 2 ? "" : "s")"
             add(.hum, m.speechLevelDBFS - hum.levelDBFS, T.humBelowSpeechDB,
                 "Mains hum at \(Int(hz)) Hz\(overtones) at \(db(hum.levelDBFS)) dBFS, \(db(m.speechLevelDBFS - hum.levelDBFS)) dB under speech; hum is audible within \(db(T.humBelowSpeechDB)) dB.",
