@@ -107,7 +107,8 @@ struct ClippingMeasure {
 
 /// Digital gaps: the signal stops dead (digital silence, a flat line) in the middle of speech and comes back,
 /// as when a driver or a wireless link drops buffers. A noise gate's silences fall in pauses and
-/// last longer; a dropout has speech on both sides and lasts a few buffers.
+/// last longer; a dropout has sound on both sides, speech on at least one, and lasts a few buffers.
+/// (Digital silence spliced between two takes, where a breath or a tail fades into it, is an edit.)
 struct DropoutMeasure {
     /// Gaps found, and their total length.
     let count: Int
@@ -115,8 +116,10 @@ struct DropoutMeasure {
 
     static let shortestSeconds = 0.003
     static let longestSeconds = 0.25
-    /// Within this many dB of the active speech level on both sides.
+    /// Within this many dB of the active speech level on both sides,
     static let contextBelowSpeechDB = 25.0
+    /// and within this many on one: a word or a consonant cut off or cut into.
+    static let cutBelowSpeechDB = 15.0
     /// A sample this small is silence: under one step of 16-bit audio.
     static let silent: Float = 1.0 / 32_768
 
@@ -126,6 +129,7 @@ struct DropoutMeasure {
         // gate or a pause fades out first.)
         let context = max(1, Int(0.003 * sampleRate))
         let alive = speechPower * pow(10, -Self.contextBelowSpeechDB / 10)
+        let cut = speechPower * pow(10, -Self.cutBelowSpeechDB / 10)
         func power(_ range: Range<Int>) -> Double {
             range.reduce(0.0) { $0 + Double(signal[$1]) * Double(signal[$1]) } / Double(max(1, range.count))
         }
@@ -137,11 +141,12 @@ struct DropoutMeasure {
             var end = n
             while end < signal.count, abs(signal[end] - held) <= Self.silent { end += 1 }
             let length = end - n
-            if length >= shortest, length <= longest, n >= context, end + context <= signal.count, speechPower > 0,
-                power((n - context)..<n) >= alive, power(end..<(end + context)) >= alive
-            {
-                count += 1
-                total += length
+            if length >= shortest, length <= longest, n >= context, end + context <= signal.count, speechPower > 0 {
+                let before = power((n - context)..<n), after = power(end..<(end + context))
+                if min(before, after) >= alive, max(before, after) >= cut {
+                    count += 1
+                    total += length
+                }
             }
             n = end
         }

@@ -243,6 +243,24 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         #expect(echo.problems.first { $0.kind == .echo }!.detail.contains("200 ms"))
     }
 
+    @Test func digitalSilenceBetweenTakesIsAnEdit() throws {
+        // Two takes joined by 200 ms of digital silence, the room tone 22 dB under the speech on
+        // both sides of the join: an edit, not a dropout. The same silence cut into a word is one.
+        let take = plus(speech, whiteNoise(speech.count, dbfs: -44, seed: 3))
+        var pause = (start: 0, length: 0), start = 0
+        for i in Int(rate)..<speech.count {
+            if speech[i] != 0 { start = i + 1 } else if i - start + 1 > pause.length { pause = (start, i - start + 1) }
+        }
+        #expect(pause.length > Int(0.1 * rate))
+        let silence = [Float](repeating: 0, count: Int(0.2 * rate))
+        let join = pause.start + pause.length / 2
+        let spliced = try check(Array(take[..<join]) + silence + Array(take[join...]))
+        #expect(!kinds(spliced).contains("dropouts"), "\(spliced.problems)")
+        let word = (Int(rate)..<(speech.count - Int(rate))).max { abs(speech[$0]) < abs(speech[$1]) }!
+        let cut = try check(Array(take[..<word]) + silence + Array(take[word...]))
+        #expect(kinds(cut).contains("dropouts"), "\(cut.problems)")
+    }
+
     @Test(arguments: [1.2, 1.8]) func reverberationTimeOfARoom(rt60: Double) throws {
         var random = SeededRandom(seed: 9)
         var room = (0..<Int(rt60 * rate)).map { n in Float(random.nextGaussian() * exp(-6.91 * Double(n) / rate / rt60)) }

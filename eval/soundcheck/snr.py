@@ -6,11 +6,19 @@ household sounds and cries, babble) with the development speakers. Speech at −
 active level over a real room tone 30–45 dB down, then the noise at a uniform 0–30 dB SNR
 (active speech level over the noise's mean power). Seeded; written to a temporary folder.
 
+Then material mixed by others: the 60 MS-SNSD pairs of `noisy_speech/mssnsd/` (speakers outside
+LibriSpeech, real recorded noise of kinds none of the above holds: doors, typing, chairs,
+neighbours talking, cafés, traffic). The truth is the clean file's active level over the mean power
+of the noisy file less the clean one. Their clean files are checked too: a studio recording should
+not be called noisy.
+
     .venv/bin/python eval/soundcheck/snr.py --earshot .build/release/earshot --data ../shared/data
 """
 import argparse
+import glob
 import os
 import tempfile
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -41,12 +49,59 @@ def items(data, split, family, count, seed):
         yield kind, snr, x + noise
 
 
+def mssnsd_pairs(data):
+    """(name, true SNR, noisy path, clean path) for each MS-SNSD pair."""
+    root = os.path.join(data, "noisy_speech", "mssnsd")
+    for clean_path in sorted(glob.glob(os.path.join(root, "clean", "*.flac"))):
+        noisy_path = os.path.join(root, "noisy", os.path.basename(clean_path))
+        clean, _ = sf.read(clean_path)
+        noisy, _ = sf.read(noisy_path)
+        n = min(len(clean), len(noisy))
+        snr = 10 * np.log10(active_power(clean[:n]) / np.mean((noisy[:n] - clean[:n]) ** 2))
+        yield os.path.basename(clean_path), snr, noisy_path, clean_path
+
+
+def table_row(name, truths, estimates, wada):
+    """One row: error of Earshot's and WADA-SNR's estimate; a missing estimate counts 40 dB off."""
+    e = np.array([40 if est is None else abs(est - t) for t, est in zip(truths, estimates)])
+    w = np.array([abs(x - t) for t, x in zip(truths, wada)])
+    noisy = [est is not None and est < 20 for est in estimates]
+    truth = [t < 20 for t in truths]
+    found = sum(n and t for n, t in zip(noisy, truth))
+    false = sum(n and not t for n, t in zip(noisy, truth))
+    print(f"| {name} | {len(e)} | {np.median(e):.2f} | {np.mean(e):.2f} | {np.percentile(e, 90):.2f} | "
+          f"{np.median(w):.2f} | {np.mean(w):.2f} | {found}/{sum(truth)} | {false}/{len(truth) - sum(truth)} |")
+
+
+HEADER = ("| noise | items | Earshot median error dB | mean | 90th percentile | WADA-SNR median | mean | "
+          "noisy (< 20 dB) found | called noisy at ≥ 20 dB |\n|---|---|---|---|---|---|---|---|---|")
+
+
+def others(earshot, data):
+    pairs = list(mssnsd_pairs(data))
+    if not pairs:
+        print(f"\n(no MS-SNSD pairs under {data}/noisy_speech/mssnsd: that table is skipped)")
+        return
+    with ThreadPoolExecutor(2) as pool:
+        noisy = list(pool.map(lambda p: check(earshot, p[2]), pairs))
+        clean = list(pool.map(lambda p: check(earshot, p[3]), pairs))
+    print(f"\n## SNR of real noisy speech mixed by others (MS-SNSD, {len(pairs)} pairs, 0–19 dB)\n")
+    print(HEADER)
+    table_row("**all**", [p[1] for p in pairs], [r["metrics"]["snrDB"] for r in noisy],
+              [wada_snr(sf.read(p[2])[0]) for p in pairs])
+    good = sum(r["verdict"] == "good" for r in clean)
+    found = Counter(p["kind"] for r in clean for p in r["problems"])
+    print(f"\ntheir clean files judged good: {good}/{len(clean)}; problems reported on them: "
+          + (", ".join(f"{k} {n}" for k, n in sorted(found.items())) or "none"))
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--earshot", required=True)
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--items", type=int, default=210, help="per family")
-    parser.add_argument("--family", choices=["tuning", "held-out", "both"], default="both")
+    parser.add_argument("--family", choices=["tuning", "held-out", "others", "both"], default="both",
+                        help="both: the two families and the pairs mixed by others")
     args = parser.parse_args()
     for split, family, seed in (("train", "tuning", 5), ("dev", "held-out", 6)):
         if args.family not in (family, "both"):
@@ -60,21 +115,14 @@ def main():
             with ThreadPoolExecutor(2) as pool:
                 reports = list(pool.map(lambda r: check(args.earshot, r[2]), rows))
         print(f"\n## SNR at 0–30 dB, {family} noises, {split} speakers ({len(rows)} recordings)\n")
-        print("| noise | items | Earshot median error dB | mean | 90th percentile | WADA-SNR median | mean | "
-              "noisy (< 20 dB) found | called noisy at ≥ 20 dB |")
-        print("|---|---|---|---|---|---|---|---|---|")
+        print(HEADER)
         for kind in sorted({r[0] for r in rows}) + ["all"]:
             mine = [(r, rep) for r, rep in zip(rows, reports) if kind in ("all", r[0])]
-            # A missing estimate counts 40 dB off.
-            e = np.array([40 if rep["metrics"]["snrDB"] is None else abs(rep["metrics"]["snrDB"] - r[1]) for r, rep in mine])
-            w = np.array([abs(r[3] - r[1]) for r, _ in mine])
-            noisy = [rep["metrics"]["snrDB"] is not None and rep["metrics"]["snrDB"] < 20 for _, rep in mine]
-            truth = [r[1] < 20 for r, _ in mine]
-            found = sum(n and t for n, t in zip(noisy, truth))
-            false = sum(n and not t for n, t in zip(noisy, truth))
-            name = f"**{kind}**" if kind == "all" else kind
-            print(f"| {name} | {len(e)} | {np.median(e):.2f} | {np.mean(e):.2f} | {np.percentile(e, 90):.2f} | "
-                  f"{np.median(w):.2f} | {np.mean(w):.2f} | {found}/{sum(truth)} | {false}/{len(truth) - sum(truth)} |")
+            table_row(f"**{kind}**" if kind == "all" else kind, [r[1] for r, _ in mine],
+                      [rep["metrics"]["snrDB"] for _, rep in mine], [r[3] for r, _ in mine])
+
+    if args.family in ("others", "both"):
+        others(args.earshot, args.data)
 
 
 if __name__ == "__main__":
