@@ -20,14 +20,14 @@ the fault is the level):
 
   too_quiet     speech at −48…−33 dBFS            (product: at or below −31)
   too_loud      speech at −14…−8 dBFS through a look-ahead limiter, peaks at −0.3 dBFS, no
-                sample cut                         (product: at or above −15, however limited)
+                sample cut, and at least −14.5 dBFS coming out   (product: at or above −15, however limited)
   clipping      hard (0.2–5 % of samples cut flat) or soft (tanh saturation), then scaled to a
                 peak of −6…−0.1 dBFS and speech under −15 dBFS
   noisy         real noise of the family at 0–17 dB SNR   (product: under 20 dB)
   hum           50 or 60 Hz and 1–5 harmonics, 8–22 dB under the speech
   narrowband    a channel low-passed at 2.8–4.5 kHz (eighth-order Butterworth, or through 8 kHz)
   muffled       a covered microphone: 15–30 dB less above 1.5–3 kHz
-  reverberant   a room of RT60 0.6–1.6 s            (product: at or above 0.5 s)
+  reverberant   a room of RT60 0.6–1.6 s, the speech's level kept   (product: at or above 0.5 s)
   dc_offset     a constant 0.015–0.1
   dropouts      2–6 gaps of 5–120 ms of digital silence inside the speech
   echo          a copy 80–400 ms late, 3–12 dB down
@@ -112,6 +112,20 @@ def limited(x, dbfs, ceiling_dbfs=-0.3, rate=RATE):
         held[n] = g
     gain = np.convolve(held, np.ones(w) / w, mode="same")
     return y * np.minimum(gain, need)
+
+
+def too_loud(x, dbfs, rate=RATE):
+    """Limited speech at `dbfs` going in; where the limiter took it under −14.5 dBFS (by the
+    active level, as the product measures it) it goes in hotter until it is not, so the label
+    holds of the recording."""
+    y = limited(x, dbfs, rate=rate)
+    for _ in range(10):
+        short = -14.5 - 10 * np.log10(active_power(y, rate))
+        if short <= 0:
+            break
+        dbfs += short
+        y = limited(x, dbfs, rate=rate)
+    return y
 
 
 class Noises:
@@ -207,7 +221,8 @@ def apply(kind, x, rng, truth, noises, rooms, speech_db, rate=RATE):
     if kind == "reverberant":
         h = rooms.draw(rng)
         truth["rt60"] = float(schroeder_rt60(h))
-        return scipy.signal.fftconvolve(x, h)[: len(x)]
+        # The room is a fault of its own, not a level's: the speech keeps its active level.
+        return set_level(scipy.signal.fftconvolve(x, h)[: len(x)], 10 * np.log10(active_power(x)))
     if kind == "echo":
         delay, gain = rng.uniform(0.08, 0.4), -rng.uniform(3, 12)
         d = int(delay * RATE)
@@ -246,7 +261,7 @@ def apply(kind, x, rng, truth, noises, rooms, speech_db, rate=RATE):
     if kind == "too_quiet":
         return set_level(x, rng.uniform(-48, -33))
     if kind == "too_loud":
-        return limited(x, rng.uniform(-14, -8), rate=rate)
+        return too_loud(x, rng.uniform(-14, -8), rate=rate)
     if kind == "clipping":
         if rng.random() < 0.5:
             share = rng.uniform(0.002, 0.05)
