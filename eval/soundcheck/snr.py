@@ -9,8 +9,8 @@ active level over a real room tone 30–45 dB down, then the noise at a uniform 
 Then material mixed by others: the 60 MS-SNSD pairs of `noisy_speech/mssnsd/` (speakers outside
 LibriSpeech, real recorded noise of kinds none of the above holds: doors, typing, chairs,
 neighbours talking, cafés, traffic). The truth is the clean file's active level over the mean power
-of the noisy file less the clean one. Their clean files are checked too: a studio recording should
-not be called noisy.
+of the noisy file less the clean one. Their clean files are checked too (some carry room noise of
+their own, and digital silence spliced between sentences).
 
     .venv/bin/python eval/soundcheck/snr.py --earshot .build/release/earshot --data ../shared/data
 """
