@@ -15,6 +15,7 @@ import json
 import os
 import re
 import subprocess
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -106,10 +107,7 @@ def inherited(args, items, reports, clean):
         own = dict(zip(sources, pool.map(lambda p: check(args.earshot, p), sources.values())))
     same = [i for i in flagged if items[i]["speaker"] in own
             and {p["kind"] for p in reports[i]["problems"]} <= {p["kind"] for p in own[items[i]["speaker"]]["problems"]}]
-    kinds = {}
-    for i in same:
-        for p in reports[i]["problems"]:
-            kinds[p["kind"]] = kinds.get(p["kind"], 0) + 1
+    kinds = Counter(p["kind"] for i in same for p in reports[i]["problems"])
     print(f"of the {len(flagged)} clean recordings judged otherwise, {len(same)} carry the finding in their untouched "
           "LibriSpeech source too (" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) + "); "
           f"clean judged good, those left out: {len(clean) - len(flagged)}/{len(clean) - len(same)} = "
@@ -158,10 +156,7 @@ def main():
     peer_good = sum(not peers[i][0] for i in clean)
     print(f"\nclean recordings judged good: Earshot {good}/{len(clean)} = {good / max(1, len(clean)):.1%}, "
           f"rules {peer_good}/{len(clean)} = {peer_good / max(1, len(clean)):.1%}")
-    falsely = {}
-    for i in clean:
-        for p in reports[i]["problems"]:
-            falsely[p["kind"]] = falsely.get(p["kind"], 0) + 1
+    falsely = Counter(p["kind"] for i in clean for p in reports[i]["problems"])
     if falsely:
         print("problems reported on clean recordings: " + ", ".join(f"{k} {v}" for k, v in sorted(falsely.items())))
         inherited(args, items, reports, clean)
