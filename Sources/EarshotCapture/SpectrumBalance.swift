@@ -29,8 +29,10 @@ struct SpectrumBalance {
     /// above coming back (a covered microphone takes 15–30 dB over an octave or more).
     static let cliffDB = 22.0
     /// …and the channel stops there: the bands above lie this far under the passband. A cover
-    /// muffles by 15–30 dB and levels off; a channel's stopband goes on down.
-    static let stopbandDB = 35.0
+    /// muffles by 15–30 dB and levels off, and a dull voice lies up to 10 dB or so under read
+    /// speech's top octaves besides (a deep cover read at 35 dB was taken for a channel); a
+    /// channel's stopband goes on down.
+    static let stopbandDB = 45.0
     /// The edge itself is placed where the fall passes this many dB.
     static let edgeDB = 10.0
     /// A band is still carried within this many dB of the passband (against speech's spectrum:

@@ -206,6 +206,21 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         // A covered microphone: 30 dB less from an octave above 1.2 kHz, nothing removed.
         let muffled = try check(filtered(clean) { hz in pow(10, -30 * min(1, max(0, log2(max(hz, 1) / 1200))) / 20) })
         #expect(kinds(muffled) == ["muffled"], "\(muffled.problems)")
+        // A dull take under a cover, shaped as such LibriSpeech takes measure against read speech:
+        // 20 dB down by 3.2 kHz, steeply on to 40 dB down at 4.5 kHz, and level from there. It
+        // levels off, so it is a cover, however deep; the same fall going on down is a channel's.
+        let take: [(hz: Double, db: Double)] = [(1500, 0), (2000, -8), (2900, -14), (3200, -22), (3600, -32),
+                                                (4000, -37), (4500, -40)]
+        func shape(_ hz: Double, beyond: (Double) -> Double) -> Double {
+            if hz <= take[0].hz { return 1 }
+            guard let upper = take.firstIndex(where: { $0.hz >= hz }) else { return pow(10, beyond(hz) / 20) }
+            let (a, b) = (take[upper - 1], take[upper])
+            return pow(10, (a.db + (b.db - a.db) * log2(hz / a.hz) / log2(b.hz / a.hz)) / 20)
+        }
+        let deepCover = try check(filtered(clean) { shape($0) { _ in -40 } })
+        #expect(kinds(deepCover) == ["muffled"], "\(deepCover.problems) \(deepCover.metrics.bandwidthHz)")
+        let channel = try check(filtered(clean) { shape($0) { hz in -40 - 120 * log2(hz / 4500) } })
+        #expect(kinds(channel) == ["narrowband"], "\(channel.problems)")
     }
 
     @Test func aWidebandChannelInAFortyEightKilohertzRecordingIsNotNarrow() throws {
