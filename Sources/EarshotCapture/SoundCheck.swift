@@ -84,9 +84,10 @@ public struct SoundCheck {
         // at a higher rate the same order whitens too little of speech's band, and dropouts read as echoes.
         let narrow = try Resampler.resample([centred], from: sampleRate, to: PauseDetector.sampleRate)[0]
         let echo = sampleRate > EchoMeasure.rate ? EchoMeasure(narrow, sampleRate: EchoMeasure.rate) : EchoMeasure(centred, sampleRate: sampleRate)
-        // Beside an echo the pauses hold the talker's own copy, not noise: the room tone is read
-        // under it there, as a low percentile.
-        let pauses = roomTone == nil && echo.delaySeconds == nil ? try PauseDetector.bundled().pauses(in: narrow) : nil
+        // The pause detector takes an echo of the talker for the talker (it was trained with
+        // echoes), so the noise is read in the pauses beside an echo too; a noise in regular
+        // bursts (a dog's barks) can itself read as an echo.
+        let pauses = roomTone == nil ? try PauseDetector.bundled().pauses(in: narrow) : nil
         let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses)
         let balance = SpectrumBalance(frames, activity: activity)
         // On the centred signal: an offset would make every loud moment read as a rounded top.
