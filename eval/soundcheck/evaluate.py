@@ -92,19 +92,21 @@ def prf(tp, fp, fn):
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
-def inherited(args, items, reports, clean):
+def source_reports(args, speakers):
+    """`earshot soundcheck` on each speaker's untouched LibriSpeech recording, where it is found."""
+    sources = {}
+    for speaker in sorted(set(speakers)):
+        found = glob.glob(os.path.join(args.data, "speech", "librispeech", f"{speaker}-*.flac"))
+        if found:
+            sources[speaker] = found[0]
+    with ThreadPoolExecutor(2) as pool:
+        return dict(zip(sources, pool.map(lambda p: check(args.earshot, p), sources.values())))
+
+
+def inherited(items, reports, clean, own):
     """Which findings on clean items the untouched LibriSpeech recording draws too: the labels
     take every source as clean, and some carry their own hum, noise or squeezed peaks."""
     flagged = [i for i in clean if reports[i]["problems"]]
-    sources = {}
-    for i in flagged:
-        found = glob.glob(os.path.join(args.data, "speech", "librispeech", f"{items[i]['speaker']}-*.flac"))
-        if found:
-            sources[items[i]["speaker"]] = found[0]
-    if not sources:
-        return
-    with ThreadPoolExecutor(2) as pool:
-        own = dict(zip(sources, pool.map(lambda p: check(args.earshot, p), sources.values())))
     same = [i for i in flagged if items[i]["speaker"] in own
             and {p["kind"] for p in reports[i]["problems"]} <= {p["kind"] for p in own[items[i]["speaker"]]["problems"]}]
     kinds = Counter(p["kind"] for i in same for p in reports[i]["problems"])
@@ -114,13 +116,28 @@ def inherited(args, items, reports, clean):
           f"{(len(clean) - len(flagged)) / max(1, len(clean) - len(same)):.1%}")
 
 
+def false_findings_of_sources(items, reports, own):
+    """Per kind, the findings the labels call false (on any item) that the item's untouched
+    LibriSpeech recording draws too, and the precision with those left out."""
+    print("\n| problem | false findings | of them, the source's own too | precision | with those left out |")
+    print("|---|---|---|---|---|")
+    for kind in KINDS:
+        found = [i for i, r in enumerate(reports) if any(p["kind"] == kind for p in r["problems"])]
+        false = [i for i in found if kind not in items[i]["problems"]]
+        if not false:
+            continue
+        carried = [i for i in false if any(p["kind"] == kind for p in own.get(items[i]["speaker"], {}).get("problems", []))]
+        tp = len(found) - len(false)
+        print(f"| {kind} | {len(false)} | {len(carried)} | {tp / len(found):.2f} | {tp / max(1, len(found) - len(carried)):.2f} |")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--earshot", required=True)
     parser.add_argument("--set", required=True)
     parser.add_argument("--dump", help="write every item's report and labels here (JSON)")
     parser.add_argument("--data", default="../shared/data",
-                        help="where the LibriSpeech sources are, to check a clean item's untouched source")
+                        help="where the LibriSpeech sources are, to check the untouched source of an item with a finding its labels lack")
     args = parser.parse_args()
     meta = json.load(open(os.path.join(args.set, "items.json")))
     items = meta["items"]
@@ -159,7 +176,12 @@ def main():
     falsely = Counter(p["kind"] for i in clean for p in reports[i]["problems"])
     if falsely:
         print("problems reported on clean recordings: " + ", ".join(f"{k} {v}" for k, v in sorted(falsely.items())))
-        inherited(args, items, reports, clean)
+    own = source_reports(args, [it["speaker"] for i, it in enumerate(items)
+                                if any(p["kind"] not in it["problems"] for p in reports[i]["problems"])])
+    if own:
+        if falsely:
+            inherited(items, reports, clean, own)
+        false_findings_of_sources(items, reports, own)
 
     def errors(key, metric, pick=lambda it: True):
         rows = [(it["truth"][key], reports[i]["metrics"][metric], i) for i, it in enumerate(items) if key in it["truth"] and pick(it)]
