@@ -159,7 +159,8 @@ eval-amplify: release venv
 # known SNR, hum, low-pass, a covered microphone, rooms of known RT60, DC, dropouts, echo), 30 %
 # clean: first the tuning split (training speakers; the thresholds were set on it), then the
 # development speakers it never saw, beside ACX-style rules with WADA-SNR; then the SNR alone per
-# noise kind, and on the MS-SNSD pairs mixed by others. A set built by an older build_set.py
+# noise kind, and on the MS-SNSD pairs mixed by others; then faults SoX makes on those pairs
+# (channels, covers, an echo), another generator than the sets'. A set built by an older build_set.py
 # is kept: remove eval/data/soundcheck to build it again.
 SOUNDCHECK_DATA := eval/data/soundcheck
 eval-soundcheck: release venv
@@ -170,6 +171,7 @@ eval-soundcheck: release venv
 	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/tuning
 	$(PYTHON) eval/soundcheck/evaluate.py --earshot .build/release/earshot --set $(SOUNDCHECK_DATA)/held-out
 	$(PYTHON) eval/soundcheck/snr.py --earshot .build/release/earshot --data ../shared/data
+	$(PYTHON) eval/soundcheck/sox_faults.py --earshot .build/release/earshot --data ../shared/data
 
 # Echo cancellation on echo scenes from ../shared/data (LibriSpeech talkers as near and far end,
 # measured and simulated rooms, 0–300 ms loudspeaker delay, real noise): far end only, near end

@@ -1,0 +1,71 @@
+"""The sound check on faults made by another generator than build_set.py, on speech from outside
+LibriSpeech: SoX's filters and echo on the MS-SNSD pairs (`noisy_speech/mssnsd/`), nothing of
+which was tuned on.
+
+On the clean files: a telephone channel (through 8 kHz), steep low-passes at 3.4 and 4.5 kHz
+(`sinc`), which should read `narrowband`; treble shelves of −20 dB at 3 kHz and −25 dB at 2 kHz,
+which should read `muffled` and not `narrowband`. On the noisy files: an echo 250 ms late, 0.4
+down (`echo 0.6 0.9 250 0.4`, on speech and noise alike, so their ratio holds), which should read
+`echo` with the SNR of the pair (the clean file's active level over the mean power of noisy less
+clean, as `snr.py` reads it).
+
+    .venv/bin/python eval/soundcheck/sox_faults.py --earshot .build/release/earshot --data ../shared/data
+"""
+import argparse
+import os
+import subprocess
+import tempfile
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from eval.soundcheck.evaluate import check
+from eval.soundcheck.snr import mssnsd_pairs
+
+CHANNELS = {  # name: (SoX effect, the finding it should draw)
+    "telephone, through 8 kHz": (["rate", "8000", "rate", "16000"], "narrowband"),
+    "low-pass at 3.4 kHz": (["sinc", "-3400"], "narrowband"),
+    "low-pass at 4.5 kHz": (["sinc", "-4500"], "narrowband"),
+    "treble shelf −20 dB at 3 kHz": (["treble", "-20", "3000", "0.5s"], "muffled"),
+    "treble shelf −25 dB at 2 kHz": (["treble", "-25", "2000", "0.5s"], "muffled"),
+}
+ECHO = ["echo", "0.6", "0.9", "250", "0.4"]
+
+
+def sox(source, effect, out):
+    subprocess.run(["sox", source, "-b", "32", "-e", "floating-point", out] + effect, check=True, capture_output=True)
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--earshot", required=True)
+    parser.add_argument("--data", default="../shared/data")
+    args = parser.parse_args()
+    pairs = list(mssnsd_pairs(args.data))
+    if not pairs:
+        print(f"(no MS-SNSD pairs under {args.data}/noisy_speech/mssnsd: sox_faults is skipped)")
+        return
+    with tempfile.TemporaryDirectory() as tmp, ThreadPoolExecutor(2) as pool:
+        print(f"\n## Faults made by SoX on MS-SNSD speech ({len(pairs)} files each)\n")
+        print("| fault | should read | found so | narrowband | muffled | other findings |")
+        print("|---|---|---|---|---|---|")
+        for i, (name, (effect, expected)) in enumerate(CHANNELS.items()):
+            paths = [sox(p[3], effect, os.path.join(tmp, f"{i}-{p[0]}.wav")) for p in pairs]
+            kinds = Counter(k for r in pool.map(lambda p: check(args.earshot, p), paths) for k in {q["kind"] for q in r["problems"]})
+            others = ", ".join(f"{k} {n}" for k, n in sorted(kinds.items()) if k not in ("narrowband", "muffled")) or "none"
+            print(f"| {name} | {expected} | {kinds[expected]}/{len(paths)} | {kinds['narrowband']} | {kinds['muffled']} | {others} |")
+        print("\n| noisy pairs | echo found | noisy (< 20 dB) found | SNR median error dB | mean |")
+        print("|---|---|---|---|---|")
+        for name, effect in (("as they are", None), ("with an echo 250 ms late", ECHO)):
+            paths = [p[2] if effect is None else sox(p[2], effect, os.path.join(tmp, f"echo-{p[0]}.wav")) for p in pairs]
+            reports = list(pool.map(lambda p: check(args.earshot, p), paths))
+            e = np.array([abs(r["metrics"]["snrDB"] - p[1]) for r, p in zip(reports, pairs)])
+            echoes = sum(any(q["kind"] == "echo" for q in r["problems"]) for r in reports)
+            noisy = sum(r["metrics"]["snrDB"] < 20 for r, p in zip(reports, pairs) if p[1] < 20)
+            print(f"| {name} | {echoes}/{len(paths)} | {noisy}/{sum(p[1] < 20 for p in pairs)} | {np.median(e):.2f} | {np.mean(e):.2f} |")
+
+
+if __name__ == "__main__":
+    main()
