@@ -88,14 +88,14 @@ public struct SoundCheck {
         // echoes), so the noise is read in the pauses beside an echo too; a noise in regular
         // bursts (a dog's barks) can itself read as an echo.
         let pauses = roomTone == nil ? try PauseDetector.bundled().pauses(in: narrow) : nil
-        let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses)
+        let reverberation = ReverberationMeasure(frames)
+        let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses, rt60Seconds: reverberation.rt60Seconds)
         let balance = SpectrumBalance(frames, activity: activity)
         // On the centred signal: an offset would make every loud moment read as a rounded top.
         let clipping = ClippingMeasure(centred, sampleRate: sampleRate)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
         let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
                              pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
-        let reverberation = ReverberationMeasure(frames)
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
         // SNR against the broadband background: hum is reported as hum, not counted twice as

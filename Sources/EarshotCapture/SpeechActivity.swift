@@ -35,9 +35,15 @@ struct SpeechActivity {
     /// tone (set on the tuning split, between its noisy and its reverberant recordings).
     static let tailPercentile = 0.02
     static let tailSpreadDB = 6.0
+    /// Only a room that rings has tails: elsewhere the same spread is a noise that comes and goes
+    /// (a door, typing, a passing car), and its gaps are not the room tone. The measured RT60 at
+    /// or above which the quiet between words is taken for tails (set on the tuning split: the
+    /// highest line that keeps its macro-F1).
+    static let ringingRT60Seconds = 0.4
 
-    /// The room tone per bin, from the recording itself.
-    static func roomTone(_ spectrogram: PowerSpectrogram, audible: [Bool]) -> [Double] {
+    /// The room tone per bin, from the recording itself; `roomRings`: the quiet between words may
+    /// be a reverberant room's tails.
+    static func roomTone(_ spectrogram: PowerSpectrogram, audible: [Bool], roomRings: Bool) -> [Double] {
         let frames = spectrogram.frames, bins = spectrogram.binCount
         let kept = frames.indices.filter { audible[$0] }
         guard !kept.isEmpty else { return [Double](repeating: 0, count: bins) }
@@ -62,7 +68,7 @@ struct SpeechActivity {
             quieter[k] = column[Int(Double(column.count - 1) * tailPercentile)] * bias
         }
         let spread = Level.dB(power: quiet.reduce(0, +)) - Level.dB(power: quieter.reduce(0, +))
-        return spread > tailSpreadDB ? quieter : quiet
+        return roomRings && spread > tailSpreadDB ? quieter : quiet
     }
 
     /// Pauses are needed over at least this long for their mean to be the noise's: with fewer
@@ -73,8 +79,9 @@ struct SpeechActivity {
     /// and decays.
     static let leastLikelyPauseSeconds = 1.0
 
-    /// `pauses`: the talker's pauses in 10 ms frames from the recording's start.
-    init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: PauseDetector.Pauses? = nil) {
+    /// `pauses`: the talker's pauses in 10 ms frames from the recording's start; `rt60Seconds`:
+    /// the room's measured reverberation time, where it could be measured.
+    init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: PauseDetector.Pauses? = nil, rt60Seconds: Double? = nil) {
         let count = spectrogram.frames.count
         let totals = (0..<count).map { spectrogram.power($0) }
         func mean(_ chosen: [Int]) -> [Double] {
@@ -89,7 +96,8 @@ struct SpeechActivity {
             noiseSpectrum = mean(given)
             floorSpectrum = noiseSpectrum
         } else {
-            floorSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 })
+            floorSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 },
+                                          roomRings: (rt60Seconds ?? 0) >= Self.ringingRT60Seconds)
             // The pauses are counted in 10 ms frames from the start, as the spectrogram's are.
             let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
             func frames(_ marks: [Bool], atLeast seconds: Double) -> [Int]? {

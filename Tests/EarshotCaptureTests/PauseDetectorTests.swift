@@ -89,4 +89,25 @@ import Testing
         #expect(SpeechActivity(frames, pauses: .init(sure: none, likely: none)).noisePower == percentile.noisePower)
         #expect(SpeechActivity(frames, roomTone: 0..<0).noisePower == percentile.noisePower, "a room tone of no frames is none")
     }
+
+    /// Where too few pauses are found, the room tone is each bin's low percentile; the quieter
+    /// 2nd percentile stands for it only in a room that rings (its tails fill the 10th). A noise
+    /// with a few short gaps (a door, typing) in a dry room is the noise, not its gaps.
+    @Test func aNoiseThatComesAndGoesIsNotARoomsTail() {
+        let rate = 16_000.0
+        var signal = whiteNoise(96_000, dbfs: -80, seed: 5)
+        let noise = whiteNoise(96_000, dbfs: -40, seed: 6)
+        let gaps = [0.9, 2.3, 3.6, 5.1].map { Int($0 * rate)..<Int(($0 + 0.12) * rate) }
+        for n in signal.indices where !gaps.contains(where: { $0.contains(n) }) { signal[n] += noise[n] }
+        for n in signal.indices where sin(2 * .pi * 0.7 * Double(n) / rate) > -0.6 {
+            signal[n] += Float(0.2 * sin(2 * .pi * 190 * Double(n) / rate))
+        }
+        let frames = PowerSpectrogram(signal, sampleRate: rate, frameSeconds: 0.032, hopSeconds: 0.01)
+        let dry = 10 * log10(SpeechActivity(frames, rt60Seconds: 0.2).noisePower)
+        let unmeasured = 10 * log10(SpeechActivity(frames).noisePower)
+        let ringing = 10 * log10(SpeechActivity(frames, rt60Seconds: 1.0).noisePower)
+        #expect(abs(dry + 40) < 3, "a dry room: the noise, \(dry) dBFS")
+        #expect(unmeasured == dry, "an RT60 that could not be measured is no ringing room")
+        #expect(ringing < -70, "a ringing room: the quiet in the gaps, \(ringing) dBFS")
+    }
 }
