@@ -30,7 +30,6 @@ import sys
 import numpy as np
 import scipy.signal
 from safetensors.numpy import load_file, save_file
-from sklearn.neural_network import MLPClassifier
 
 from training import pause_features
 from training import realaudio
@@ -166,6 +165,7 @@ def main():
     if args.fixture_only:
         write_fixture(load_file(WEIGHTS))
         return
+    from sklearn.neural_network import MLPClassifier  # training's own: the evaluation borrows `bangs` without it
     bank = realaudio.Bank(args.data, "train")
     if not bank:
         sys.exit(f"no LibriSpeech speech or noise under {args.data}")

@@ -2,7 +2,9 @@
 
 Two families, as `build_set.py` splits them: the tuning noises with LibriSpeech training
 speakers, and the held-out noise kinds (dogs, engines, jackhammers, gun shots, street music,
-household sounds and cries, babble) with the development speakers. Speech at −28…−18 dBFS
+household sounds and cries, babble) with the development speakers. A third to tune on, with the
+tuning family's speakers and room tones: knocks and bangs of no real recording, the pause
+detector's own generator, whose power sits in a few frames. Speech at −28…−18 dBFS
 active level over a real room tone 30–45 dB down, then the noise at a uniform 0–30 dB SNR
 (active speech level over the noise's mean power). Seeded; written to a temporary folder.
 
@@ -27,13 +29,26 @@ import soundfile as sf
 from training import realaudio
 from eval.soundcheck.build_set import Noises, active_power, set_level
 from eval.soundcheck.evaluate import check, wada_snr
+from training.train_pauses import bangs
 
 R = realaudio.RATE
 
 
+class Bursts:
+    """Knocks and bangs of no real recording (the pause detector's training generator) over the
+    tuning family's room tones: noise whose power sits in a few frames, to tune on."""
+
+    def __init__(self, data, bank):
+        self.tones = Noises(data, "tuning", bank)
+
+    def draw(self, rng, n):
+        return "bangs", realaudio.segment(rng, bangs(rng, n // R + 2), n)
+
+
 def items(data, split, family, count, seed):
     bank = realaudio.Bank(data, split)
-    noises = Noises(data, family, bank)
+    noises = Bursts(data, bank) if family == "bursts" else Noises(data, family, bank)
+    tones = noises.tones if family == "bursts" else noises
     rng = np.random.default_rng(seed)
     for _ in range(count):
         x = bank.speech[int(rng.integers(len(bank.speech)))]
@@ -41,7 +56,7 @@ def items(data, split, family, count, seed):
             start = int(rng.integers(0, len(x) - 12 * R))
             x = x[start: start + 12 * R]
         x = set_level(x - x.mean(), rng.uniform(-28, -18))
-        _, tone = noises.draw(rng, len(x))
+        _, tone = tones.draw(rng, len(x))
         x = x + tone * np.sqrt(active_power(x) * 10 ** (-rng.uniform(30, 45) / 10) / (np.mean(tone ** 2) + 1e-20))
         snr = rng.uniform(0, 30)
         kind, noise = noises.draw(rng, len(x))
@@ -100,11 +115,11 @@ def main():
     parser.add_argument("--earshot", required=True)
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--items", type=int, default=210, help="per family")
-    parser.add_argument("--family", choices=["tuning", "held-out", "others", "both"], default="both",
-                        help="both: the two families and the pairs mixed by others")
+    parser.add_argument("--family", choices=["tuning", "bursts", "held-out", "others", "all"], default="all",
+                        help="all: the three families and the pairs mixed by others")
     args = parser.parse_args()
-    for split, family, seed in (("train", "tuning", 5), ("dev", "held-out", 6)):
-        if args.family not in (family, "both"):
+    for split, family, seed in (("train", "tuning", 5), ("train", "bursts", 7), ("dev", "held-out", 6)):
+        if args.family not in (family, "all"):
             continue
         with tempfile.TemporaryDirectory() as folder:
             rows = []
@@ -121,7 +136,7 @@ def main():
             table_row(f"**{kind}**" if kind == "all" else kind, [r[1] for r, _ in mine],
                       [rep["metrics"]["snrDB"] for _, rep in mine], [r[3] for r, _ in mine])
 
-    if args.family in ("others", "both"):
+    if args.family in ("others", "all"):
         others(args.earshot, args.data)
 
 
