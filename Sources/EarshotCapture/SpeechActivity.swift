@@ -96,8 +96,8 @@ struct SpeechActivity {
             noiseSpectrum = mean(given)
             floorSpectrum = noiseSpectrum
         } else {
-            floorSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 },
-                                          roomRings: (rt60Seconds ?? 0) >= Self.ringingRT60Seconds)
+            let roomRings = (rt60Seconds ?? 0) >= Self.ringingRT60Seconds
+            floorSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 }, roomRings: roomRings)
             // The pauses are counted in 10 ms frames from the start, as the spectrogram's are.
             let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
             func frames(_ marks: [Bool], atLeast seconds: Double) -> [Int]? {
@@ -106,8 +106,14 @@ struct SpeechActivity {
                 }
                 return Double(chosen.count) * spectrogram.hopSeconds >= seconds ? chosen : nil
             }
+            // Bursts inside a pause are the noise's, but in a room that rings that is its tail.
+            let span = Int((PauseDetector.bridgedSeconds / PauseDetector.hopSeconds).rounded())
+            func bridged(_ marks: [Bool], _ possible: [Bool]) -> [Bool] {
+                roomRings || possible.isEmpty ? marks : PauseDetector.bridged(marks, by: possible, within: span)
+            }
             let paused = pauses.flatMap {
-                frames($0.sure, atLeast: Self.leastPauseSeconds) ?? frames($0.likely, atLeast: Self.leastLikelyPauseSeconds)
+                frames(bridged($0.sure, $0.possible), atLeast: Self.leastPauseSeconds)
+                    ?? frames(bridged($0.likely, $0.possible), atLeast: Self.leastLikelyPauseSeconds)
             }
             noiseSpectrum = paused.map(mean) ?? floorSpectrum
         }

@@ -110,4 +110,15 @@ import Testing
         #expect(unmeasured == dry, "an RT60 that could not be measured is no ringing room")
         #expect(ringing < -70, "a ringing room: the quiet in the gaps, \(ringing) dBFS")
     }
+
+    /// A burst inside a pause, which the network is less sure of, is bridged over when it is
+    /// short and possible; a word between pauses (not possible), a long stretch, and a stretch
+    /// at either end are not.
+    @Test func burstsInsideAPauseAreBridged() {
+        func marks(_ s: String) -> [Bool] { s.map { $0 == "x" } }
+        let bridged = PauseDetector.bridged(marks("xx..xx....xxx...."), by: marks("..xx..x.x.....xx."), within: 3)
+        #expect(bridged == marks("xxxxxx....xxx...."))
+        #expect(PauseDetector.bridged(marks("x...x"), by: marks(".xxx."), within: 3) == marks("xxxxx"))
+        #expect(PauseDetector.bridged(marks("x....x"), by: marks(".xxxx."), within: 3) == marks("x....x"))
+    }
 }
