@@ -79,7 +79,7 @@ struct PauseDetector: Sendable {
     /// A knock or a bark inside a pause makes the network less sure of the frames it fills, and
     /// the pause would be counted without the burst, the noise read too quiet. So a stretch of
     /// at most `bridgedSeconds` between two frames of a pause is the pause too, where its frames
-    /// are at least `bridgedPause` likely: words between pauses score far under that. In a room
+    /// are at least `bridgedPause` likely: words between pauses mostly score under that. In a room
     /// that rings the same stretch is the pause's tail, and is not bridged (`SpeechActivity`).
     /// Set on the tuning material of `make eval-soundcheck`: of the pairs that keep the tuning
     /// set's macro-F1 and clean recordings, the one that reads its noise and its synthetic bangs
