@@ -4,8 +4,9 @@ import Foundation
 ///
 /// The room tone is given (a live check records it first), or the mean over the talker's pauses
 /// (`PauseDetector`: bursts of noise between the words count, as a listener hears them; the
-/// sure ones, or where too few are sure, the likely ones), or, where too few pauses are found,
-/// each bin's low percentile over the recording (digital silence left out). Speech power per
+/// sure ones, or where too few are sure, the likely ones; outside a ringing room with the short,
+/// less certain stretches inside a pause), or, where too few pauses are found, each bin's low
+/// percentile over the recording (digital silence left out). Speech power per
 /// frame is what stands above the room tone; the active speech level follows ITU-T P.56's idea
 /// — the mean over frames within 15.9 dB of that mean, found by iteration — so pauses do not
 /// dilute it.
