@@ -70,6 +70,14 @@ struct PauseDetector: Sendable {
         var sure: [Bool]
         var likely: [Bool]
         var possible: [Bool] = []
+
+        /// The same pauses with the possible frames of each short stretch inside them.
+        func bridged() -> Pauses {
+            guard !possible.isEmpty else { return self }
+            let span = Int((PauseDetector.bridgedSeconds / PauseDetector.hopSeconds).rounded())
+            return Pauses(sure: PauseDetector.bridged(sure, by: possible, within: span),
+                          likely: PauseDetector.bridged(likely, by: possible, within: span), possible: possible)
+        }
     }
 
     /// Under noise that is itself speech-like (other voices, barks, shots) few frames pass the

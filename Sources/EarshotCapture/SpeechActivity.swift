@@ -108,13 +108,8 @@ struct SpeechActivity {
                 return Double(chosen.count) * spectrogram.hopSeconds >= seconds ? chosen : nil
             }
             // Bursts inside a pause are the noise's, but in a room that rings that is its tail.
-            let span = Int((PauseDetector.bridgedSeconds / PauseDetector.hopSeconds).rounded())
-            func bridged(_ marks: [Bool], _ possible: [Bool]) -> [Bool] {
-                roomRings || possible.isEmpty ? marks : PauseDetector.bridged(marks, by: possible, within: span)
-            }
-            let paused = pauses.flatMap {
-                frames(bridged($0.sure, $0.possible), atLeast: Self.leastPauseSeconds)
-                    ?? frames(bridged($0.likely, $0.possible), atLeast: Self.leastLikelyPauseSeconds)
+            let paused = (roomRings ? pauses : pauses?.bridged()).flatMap {
+                frames($0.sure, atLeast: Self.leastPauseSeconds) ?? frames($0.likely, atLeast: Self.leastLikelyPauseSeconds)
             }
             noiseSpectrum = paused.map(mean) ?? floorSpectrum
         }

@@ -120,5 +120,12 @@ import Testing
         #expect(bridged == marks("xxxxxx....xxx...."))
         #expect(PauseDetector.bridged(marks("x...x"), by: marks(".xxx."), within: 3) == marks("xxxxx"))
         #expect(PauseDetector.bridged(marks("x....x"), by: marks(".xxxx."), within: 3) == marks("x....x"))
+        // Pauses bridge both kinds over `bridgedSeconds` (30 frames); without possible frames, nothing.
+        let gap = String(repeating: ".", count: 30), wide = String(repeating: ".", count: 31)
+        let pauses = PauseDetector.Pauses(sure: marks("x" + gap + "x" + wide + "x"), likely: marks("x" + wide + "x"),
+                                          possible: marks("." + String(repeating: "x", count: 62) + "."))
+        #expect(pauses.bridged().sure == marks(String(repeating: "x", count: 32) + wide + "x"))
+        #expect(pauses.bridged().likely == pauses.likely, "31 frames is longer than 0.3 s")
+        #expect(PauseDetector.Pauses(sure: pauses.sure, likely: pauses.likely).bridged().sure == pauses.sure)
     }
 }

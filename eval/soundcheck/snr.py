@@ -34,21 +34,16 @@ from training.train_pauses import bangs
 R = realaudio.RATE
 
 
-class Bursts:
-    """Knocks and bangs of no real recording (the pause detector's training generator) over the
-    tuning family's room tones: noise whose power sits in a few frames, to tune on."""
-
-    def __init__(self, data, bank):
-        self.tones = Noises(data, "tuning", bank)
-
-    def draw(self, rng, n):
-        return "bangs", realaudio.segment(rng, bangs(rng, n // R + 2), n)
+def bursts(rng, n):
+    """Knocks and bangs of no real recording (the pause detector's training generator): noise
+    whose power sits in a few frames, to tune on."""
+    return "bangs", realaudio.segment(rng, bangs(rng, n // R + 2), n)
 
 
 def items(data, split, family, count, seed):
     bank = realaudio.Bank(data, split)
-    noises = Bursts(data, bank) if family == "bursts" else Noises(data, family, bank)
-    tones = noises.tones if family == "bursts" else noises
+    tones = Noises(data, "tuning" if family == "bursts" else family, bank)
+    draw = bursts if family == "bursts" else tones.draw
     rng = np.random.default_rng(seed)
     for _ in range(count):
         x = bank.speech[int(rng.integers(len(bank.speech)))]
@@ -59,7 +54,7 @@ def items(data, split, family, count, seed):
         _, tone = tones.draw(rng, len(x))
         x = x + tone * np.sqrt(active_power(x) * 10 ** (-rng.uniform(30, 45) / 10) / (np.mean(tone ** 2) + 1e-20))
         snr = rng.uniform(0, 30)
-        kind, noise = noises.draw(rng, len(x))
+        kind, noise = draw(rng, len(x))
         noise = noise * np.sqrt(active_power(x) / (np.mean(noise ** 2) + 1e-20) * 10 ** (-snr / 10))
         yield kind, snr, x + noise
 

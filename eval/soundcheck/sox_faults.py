@@ -13,7 +13,9 @@ clean, as `snr.py` reads it).
 """
 import argparse
 import os
+import shutil
 import subprocess
+import sys
 import tempfile
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -43,6 +45,8 @@ def main():
     parser.add_argument("--earshot", required=True)
     parser.add_argument("--data", default="../shared/data")
     args = parser.parse_args()
+    if shutil.which("sox") is None:
+        sys.exit("sox_faults needs SoX (Debian: sox; `make deps` installs it)")
     pairs = list(mssnsd_pairs(args.data))
     if not pairs:
         print(f"(no MS-SNSD pairs under {args.data}/noisy_speech/mssnsd: sox_faults is skipped)")
