@@ -670,6 +670,10 @@ def main():
                         help="the report of the stage --init comes from: its stages go before this one's in the report")
     parser.add_argument("--music-class", action="store_true",
                         help="learn background with music in it as an output of its own (heard as background)")
+    parser.add_argument("--keep", default=None,
+                        help="exported weights whose outputs the network keeps (learning without forgetting) on every "
+                             "clip that is neither tonal music nor UrbanSound8K's, while it learns those")
+    parser.add_argument("--keep-weight", type=float, default=1.0, help="the weight of --keep's divergence in the loss")
     parser.add_argument("--learning-rate", type=float, default=3e-3, help="the one-cycle schedule's peak")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--window", type=int, default=feat.WINDOW, help="frames a network input holds")
@@ -695,6 +699,8 @@ def main():
         parser.error(f"--learning-rate {args.learning_rate}: give a peak in (0, 0.1]")
     if args.recalibrate and not args.operating_point_only:
         parser.error("--recalibrate fits the temperature of exported weights: give --operating-point-only too")
+    if not args.keep_weight >= 0:  # also refuses NaN
+        parser.error(f"--keep-weight {args.keep_weight}: give a weight of 0 or more")
     if args.after and not args.init:
         parser.error("--after names the report of the stage --init comes from: give --init too")
     earlier = stages_of(args.after) if args.after else []
@@ -744,6 +750,15 @@ def main():
         start_epoch, hard = state["epoch"], state["hard"]
         print(f"resumed after epoch {start_epoch}", flush=True)
     negatives = np.nonzero((train_y == 0) | (train_y >= len(feat.CLASSES)))[0]
+    teacher, kept = None, None
+    if args.keep:
+        tensors, metadata = exported(args.keep)
+        feat.WINDOW = args.window  # the streams above were made for this window, whatever the kept weights heard
+        teacher = Folded(tensors)
+        if teacher.outputs != outputs or int(metadata.get("window", args.window)) != args.window:
+            raise SystemExit(f"{args.keep}: {teacher.outputs} outputs over {metadata.get('window')} frames, "
+                             f"the model {outputs} over {args.window}: give --music-class and --window as they were trained")
+        kept = torch.tensor([not str(k).startswith((ra.TONAL, ra.URBAN)) for k in kinds])
     for epoch in range(start_epoch, args.epochs):
         if epoch == args.mine_after and hard is None:
             # Hard negatives: the alert-free windows the network calls alerts most readily.
@@ -769,7 +784,16 @@ def main():
                 if rng.random() < 0.2:
                     t0 = rng.integers(0, feat.WINDOW - 10)
                     x[j, 0, t0:t0 + rng.integers(1, 10)] = x[j, 0].min()
-            loss = F.cross_entropy(model(x), torch.from_numpy(train_y[pick]), weight=weights)
+            logits = model(x)
+            loss = F.cross_entropy(logits, torch.from_numpy(train_y[pick]), weight=weights)
+            if teacher is not None:
+                # What the network heard before, kept where the new material is not: the divergence
+                # from the earlier weights' probabilities on the same (masked) windows.
+                with torch.no_grad():
+                    before = F.softmax(teacher(x), dim=1)
+                mask = kept[train_clip[pick]].float()
+                divergence = F.kl_div(F.log_softmax(logits, dim=1), before, reduction="none").sum(dim=1)
+                loss = loss + args.keep_weight * (divergence * mask).sum() / mask.sum().clamp(min=1)
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
@@ -800,6 +824,8 @@ def main():
     stage = {"epochs": args.epochs, "windows per epoch": args.windows, "mined after epoch": args.mine_after,
              "started from": args.init, "seed": args.seed, "window": feat.WINDOW,
              "channels": model.channels, "music class": args.music_class, "learning rate": args.learning_rate, "clips": args.train}
+    if args.keep:
+        stage.update({"kept to": args.keep, "kept with weight": args.keep_weight})
     write_report({"training clips": len(frames), "development clips": len(dev_frames) + len(quiet[1]),
                   "training": {"stages": earlier + [stage]},
                   "temperature": temperature,
