@@ -752,8 +752,7 @@ def main():
     negatives = np.nonzero((train_y == 0) | (train_y >= len(feat.CLASSES)))[0]
     teacher, kept = None, None
     if args.keep:
-        tensors, metadata = exported(args.keep)
-        feat.WINDOW = args.window  # the streams above were made for this window, whatever the kept weights heard
+        tensors, metadata = exported(args.keep)  # refused below unless it heard the window set above
         teacher = Folded(tensors)
         if teacher.outputs != outputs or int(metadata.get("window", args.window)) != args.window:
             raise SystemExit(f"{args.keep}: {teacher.outputs} outputs over {metadata.get('window')} frames, "
