@@ -71,18 +71,23 @@ struct EchoCancel: ParsableCommand {
     @Option(help: "The far end: what the loudspeaker played, from its start.") var far: String
     @Option(name: .shortAndLong, help: "Output file.") var output: String
     @Option(help: "Longest echo path modelled, in seconds (delay plus room tail).") var tail: Double = 0.5
-    @Option(help: "Deepest residual echo suppression, in dB (negative; 0 turns it off).") var suppressionFloor: Double = -40
+    @Option(help: "Deepest residual echo suppression, in dB (negative; 0 turns it off).") var suppressionFloor: Double = EchoCanceller.defaultFloorDB
+    @Option(help: "How much more residual echo than measured to take out, in dB (0 to 20): more takes more echo and more of the near end in double talk.")
+    var overestimate: Double = EchoCanceller.defaultOverestimateDB
 
     func validate() throws {
         guard tail.isFinite, tail >= 0.05, tail <= 2 else { throw ValidationError("--tail must be between 0.05 and 2 s, not \(tail)") }
         guard suppressionFloor.isFinite, suppressionFloor <= 0, suppressionFloor >= -80 else {
             throw ValidationError("--suppression-floor must be between -80 and 0 dB, not \(suppressionFloor)")
         }
+        guard overestimate.isFinite, (0...20).contains(overestimate) else {
+            throw ValidationError("--overestimate must be between 0 and 20 dB, not \(overestimate)")
+        }
     }
 
     func run() throws {
         try OutputPath.refuseOverwriting(output, inputs: [mic, far])
-        try EchoCanceller.cancel(microphone: mic, farEnd: far, tailSeconds: tail, floorDB: suppressionFloor, to: output)
+        try EchoCanceller.cancel(microphone: mic, farEnd: far, tailSeconds: tail, floorDB: suppressionFloor, overestimateDB: overestimate, to: output)
     }
 }
 

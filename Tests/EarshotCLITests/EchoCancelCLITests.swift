@@ -32,7 +32,9 @@ import Testing
             try AudioFile.write(AudioBuffer(channels: [noise(count: 96_000, seed: 1)]), to: dir.appendingPathComponent("hi.wav").path, sampleRate: 96_000)
             for arguments in [["aec", "--mic", "mic.wav", "--far", "missing.wav", "-o", "out.wav"],
                               ["aec", "--mic", "hi.wav", "--far", "mic.wav", "-o", "out.wav"],
-                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--tail", "5"]] {
+                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--tail", "5"],
+                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--overestimate", "25"],
+                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--overestimate", "nan"]] {
                 let result = try runProgram(earshotPath, arguments, directory: dir)
                 #expect(result.status == 2, "\(arguments): \(result.stderr)")
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")

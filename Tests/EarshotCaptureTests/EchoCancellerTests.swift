@@ -138,6 +138,19 @@ import Testing
         #expect(suppressed > linear + 10, "with the suppressor \(suppressed) dB, the filter alone \(linear) dB")
     }
 
+    /// `overestimateDB` trades the near end for echo: assuming more residual than measured takes
+    /// more of what the linear filter leaves of a distorted loudspeaker.
+    @Test func anOverestimateTakesMoreOfTheResidual() throws {
+        let far = talker(seconds: 10, seed: 1)
+        let mic = zip(distortedEcho(of: far), noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let usual = EchoCanceller(overestimateDB: 0), bolder = EchoCanceller(overestimateDB: 10)
+        let last = (far.count - 4 * Int(rate))..<(far.count - Int(0.01 * rate))
+        let measured = erle(mic, try cancel(mic: mic, far: far, canceller: usual), last, latency: usual.latencySamples)
+        let over = erle(mic, try cancel(mic: mic, far: far, canceller: bolder), last, latency: bolder.latencySamples)
+        #expect(over > measured + 3, "10 dB over the measured residual: \(over) dB, as measured \(measured) dB")
+        #expect(EchoCanceller().overestimateDB > 0, "the default assumes more than it measures")
+    }
+
     @Test func neverComesOutLouderThanTheMicrophone() throws {
         // The loudspeaker falls silent at 6 s while the far end goes on: the learnt path now
         // predicts an echo that is not there, and the filter's output alone would add it.

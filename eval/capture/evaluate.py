@@ -245,12 +245,19 @@ def main():
                         help="the loudspeaker and capture path's nonlinearity (settings are chosen on soft)")
     parser.add_argument("--no-agc", action="store_true", help="leave out the automatic gain control's report")
     parser.add_argument("--aec-option", action="append", default=[], help="passed on to earshot aec (repeatable)")
+    parser.add_argument("--only", default="", help="systems to run, comma-separated (earshot,speex,aec3)")
     args = parser.parse_args()
     bank = realaudio.Bank(args.data, args.split)
     if not bank:
         sys.exit(f"no LibriSpeech speech or noise under {args.data}: the echo scenes need ../shared/data")
     speex = Speex()
     systems = {"Earshot": lambda m, f: earshot(args.earshot, m, f, args.aec_option), "SpeexDSP MDF + preprocess": speex, "WebRTC AEC3": aec3}
+    if args.only:
+        keys = dict(zip(["earshot", "speex", "aec3"], systems))
+        unknown = set(args.only.split(",")) - set(keys)
+        if unknown:
+            sys.exit(f"--only: unknown systems {','.join(sorted(unknown))} (earshot, speex, aec3)")
+        systems = {keys[k]: systems[keys[k]] for k in args.only.split(",")}
     rows = {name: {} for name in systems}
     for scene in scenes(bank, seed=args.seed, per_kind=args.per_kind, model=args.loudspeaker):
         mic, far, near, kind = scene["mic"], scene["far"], scene["near"], scene["kind"]
