@@ -1,0 +1,195 @@
+"""A learned residual echo mask, measured offline beside the echo canceller's own suppressor; not
+part of the product.
+
+What `earshot aec --suppression-floor 0` leaves (the linear filter alone) goes through a small
+network — the log powers of the microphone, that output and the filter's echo estimate in the
+canceller's 5 ms frames (160-point FFT, 81 bins) → dense 128 → GRU 128 → a gain per bin —
+trained so the gains leave the near talker: the compressed (|·|^0.3) spectral error against the
+near end alone. Training scenes come from training speakers only, through two generators: the
+soft and linear loudspeakers of `eval/capture/evaluate.py` (far end alone, near end alone,
+double talk after 12 s, a moved path), and scenes whose near talker comes and goes throughout,
+−10…+15 dB under the echo, with the capture side's slow gain changes (up to ±6 dB), noise 25–45 dB
+down and paths that move. It is judged on the real device recordings (`eval/capture/
+real_devices.py`'s measures) and on the development speakers' hard-loudspeaker scenes, a model
+family neither generator holds.
+
+    .venv/bin/python training/echo_mask.py scenes --out training/data/echo-mask
+    .venv/bin/python training/echo_mask.py train --out training/data/echo-mask --steps 2000
+    .venv/bin/python training/echo_mask.py judge --out training/data/echo-mask --floors 0,-25 --exponents 1,0.5
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from eval.capture import evaluate as ev  # noqa: E402
+from eval.capture.real_devices import recordings, worst_window  # noqa: E402
+from training import realaudio  # noqa: E402
+
+FFT, HOP = 160, 80  # the canceller's frames at 16 kHz
+WINDOW = torch.sqrt(torch.hann_window(FFT, periodic=True))
+
+
+def stft(x):
+    return torch.stft(torch.as_tensor(np.asarray(x, dtype=np.float32)), FFT, HOP, window=WINDOW, return_complex=True, center=True)
+
+
+def features(mic, out):
+    return torch.cat([torch.log10(x.abs() ** 2 + 1e-10) for x in (mic, out, mic - out)], 0).T
+
+
+class Mask(nn.Module):
+    def __init__(self, hidden=128):
+        super().__init__()
+        self.inp, self.gru, self.out = nn.Linear(3 * (FFT // 2 + 1), hidden), nn.GRU(hidden, hidden, batch_first=True), nn.Linear(hidden, FFT // 2 + 1)
+
+    def forward(self, x):
+        z, _ = self.gru(torch.relu(self.inp((x + 5) / 3)))
+        return torch.sigmoid(self.out(z))
+
+
+def spectra(mic, linear):
+    """The microphone's and the filter's spectra, the filter's never louder than the microphone's
+    (as the canceller passes the microphone on where its filter adds)."""
+    d, e = stft(mic), stft(linear)
+    return d, torch.where(e.abs() > d.abs(), d, e)
+
+
+def masked(model, mic, linear, floor_db=None, exponent=1.0):
+    d, e = spectra(mic, linear)
+    with torch.no_grad():
+        m = model(features(d, e)[None])[0].T
+    if floor_db is not None:
+        m = torch.clamp(m, min=10 ** (floor_db / 20))
+    return torch.istft(m ** exponent * e, FFT, HOP, window=WINDOW, center=True, length=len(mic)).numpy()
+
+
+def linear_output(binary, mic, far):
+    return np.asarray(ev.earshot(binary, mic, far, ["--suppression-floor", "0"]))[:len(mic)]
+
+
+def coming_and_going(rng, bank, count):
+    """Scenes of 20 s whose near talker comes and goes throughout."""
+    rate, n = ev.RATE, 20 * ev.RATE
+    for i in range(count):
+        far, speaker = ev.talk(rng, bank, 20)
+        near, _ = ev.talk(rng, bank, 20, exclude=speaker)
+        model = ("soft", "linear")[i % 2]
+        echo = ev.loudspeaker(far, ev.room(rng, bank), rng.uniform(0, 0.3), 0, rng=rng, model=model)
+        if rng.random() < 0.3:
+            moved = ev.loudspeaker(far, ev.room(rng, bank), rng.uniform(0, 0.3), 0, rng=rng, model=model)
+            at = int(rng.uniform(6, 14) * rate)
+            echo[at:] = moved[at:]
+        t = np.arange(n) / rate
+        echo *= 10 ** (rng.uniform(0, 6) * np.sin(2 * np.pi * t / rng.uniform(2, 8) + rng.uniform(0, 6.3)) / 20)
+        talking, s = np.zeros(n), int(rng.uniform(2, 6) * rate)
+        while s < n:
+            d = int(rng.uniform(1.5, 5) * rate)
+            talking[s:s + d] = 1
+            s += d + int(rng.uniform(1, 5) * rate)
+        if rng.random() < 0.15:
+            talking[:] = 0
+        near = near * talking * 10 ** (-rng.uniform(-10, 15) / 20)
+        noise = realaudio.segment(rng, bank.noise[int(rng.integers(len(bank.noise)))], n)
+        noise *= 10 ** ((ev.level(echo) - rng.uniform(25, 45) - ev.level(noise)) / 20)
+        yield {"mic": np.clip(near + echo + noise, -1, 1), "far": far, "near": near}
+
+
+def make_scenes(args):
+    bank = realaudio.Bank(args.data, "train")
+    if not bank:
+        sys.exit(f"no LibriSpeech speech or noise under {args.data}: the scenes need ../shared/data")
+    usual = [s for model, seed in (("soft", 501), ("linear", 502), ("soft", 503))
+             for s in ev.scenes(bank, seed=seed, per_kind=args.per_kind, model=model) if s["kind"] != "drift"]
+    scenes = usual + list(coming_and_going(np.random.default_rng(11), bank, args.coming_and_going))
+    os.makedirs(args.out, exist_ok=True)
+    for i, s in enumerate(scenes):
+        np.savez(os.path.join(args.out, f"scene{i:04d}.npz"), mic=s["mic"], near=s["near"], linear=linear_output(args.earshot, s["mic"], s["far"]))
+    print(f"{len(scenes)} scenes in {args.out}")
+
+
+def train(args):
+    examples = []
+    for name in sorted(f for f in os.listdir(args.out) if f.startswith("scene")):
+        z = np.load(os.path.join(args.out, name))
+        d, e = spectra(z["mic"], z["linear"])
+        examples.append((features(d, e), e.abs().T, stft(z["near"]).abs().T))
+    if not examples:
+        sys.exit(f"no scenes in {args.out}: run `echo_mask.py scenes` first")
+    torch.manual_seed(0)
+    torch.set_num_threads(os.cpu_count() or 1)
+    model, rng, frames, start = Mask(), np.random.default_rng(0), 600, time.time()
+    optimiser = torch.optim.Adam(model.parameters(), 1e-3)
+    for step in range(args.steps):
+        batch = []
+        for _ in range(16):
+            x, e, s = examples[rng.integers(len(examples))]
+            at = rng.integers(0, max(1, len(x) - frames))
+            batch.append((x[at:at + frames], e[at:at + frames], s[at:at + frames]))
+        n = min(len(b[0]) for b in batch)
+        x, e, s = (torch.stack([b[i][:n] for b in batch]) for i in range(3))
+        loss = (((model(x) * e + 1e-8) ** 0.3 - (s + 1e-8) ** 0.3) ** 2).mean()
+        optimiser.zero_grad()
+        loss.backward()
+        optimiser.step()
+        if step % 100 == 0:
+            print(f"step {step}: loss {loss.item():.5f} ({time.time() - start:.0f} s)", flush=True)
+    torch.save(model.state_dict(), os.path.join(args.out, "mask.pt"))
+
+
+def judge(args):
+    model = Mask()
+    model.load_state_dict(torch.load(os.path.join(args.out, "mask.pt")))
+    model.eval()
+    settings = [(float(f) if f != "none" else None, float(p)) for f in args.floors.split(",") for p in args.exponents.split(",")]
+    real = [(name, talk, mic, far, linear_output(args.earshot, mic, far)) for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
+    bank = realaudio.Bank(args.data, "dev")
+    hard = [(s, linear_output(args.earshot, s["mic"], s["far"])) for s in ev.scenes(bank, seed=2031, per_kind=6, model="hard")
+            if s["kind"] in ("far-only", "double-talk")]
+    rate = ev.RATE
+    print("| floor, exponent | real: median far-end ERLE (each) | worst 0.5 s | AECMOS echo far end | AECMOS echo / degradation, double talk | hard loudspeaker: ERLE far-only, double-talk PESQ, AECMOS degradation |")
+    print("|---|---|---|---|---|---|")
+    for floor, exponent in settings:
+        rows = []
+        for name, talk, mic, far, linear in real:
+            out = masked(model, mic, linear, floor, exponent)
+            erle = ev.level(mic[2 * rate:]) - ev.level(out[2 * rate:]) if talk == "st" else float("nan")
+            rows.append((talk, erle, worst_window(mic, out), *ev.aecmos(far, mic, out, 0, len(mic), talk)))
+        st, dt = [r for r in rows if r[0] == "st"], [r for r in rows if r[0] == "dt"]
+        far_only, pesq, degradation = [], [], []
+        for s, linear in hard:
+            out = masked(model, s["mic"], linear, floor, exponent)
+            if s["kind"] == "far-only":
+                far_only.append(ev.erle(s["mic"], out, 6 * rate, 12 * rate))
+            else:
+                pesq.append(ev.pesq_near(s["near"], out, 12 * rate, 20 * rate))
+                degradation.append(ev.aecmos(s["far"], s["mic"], out, 12 * rate, 20 * rate, "dt")[1])
+        print(f"| {floor}, {exponent} | {np.median([r[1] for r in st]):.1f} dB ({', '.join(f'{r[1]:.1f}' for r in st)}) | {max(r[2] for r in rows):+.1f} dB | "
+              f"{np.mean([r[3] for r in st]):.2f} | {np.mean([r[3] for r in dt]):.2f} / {np.mean([r[4] for r in dt]):.2f} | "
+              f"{np.median(far_only):.1f} dB, {np.nanmedian(pesq):.2f}, {np.median(degradation):.2f} |", flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("step", choices=["scenes", "train", "judge"])
+    parser.add_argument("--out", default="training/data/echo-mask")
+    parser.add_argument("--data", default="../shared/data")
+    parser.add_argument("--earshot", default=".build/release/earshot")
+    parser.add_argument("--per-kind", type=int, default=12, help="scenes of each kind from each of evaluate.py's three seeds")
+    parser.add_argument("--coming-and-going", type=int, default=150, help="scenes whose near talker comes and goes")
+    parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--floors", default="none,-25", help="deepest gains in dB, comma-separated ('none': no floor)")
+    parser.add_argument("--exponents", default="1,0.5", help="the mask raised to these powers, comma-separated (under 1: gentler)")
+    args = parser.parse_args()
+    if args.step != "scenes" and not os.path.isdir(args.out):
+        sys.exit(f"{args.out}: no such folder; run `echo_mask.py scenes --out {args.out}` first")
+    {"scenes": make_scenes, "train": train, "judge": judge}[args.step](args)
+
+
+if __name__ == "__main__":
+    main()
