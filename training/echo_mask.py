@@ -15,7 +15,7 @@ family neither generator holds.
 
     .venv/bin/python training/echo_mask.py scenes --out training/data/echo-mask
     .venv/bin/python training/echo_mask.py train --out training/data/echo-mask --steps 2000
-    .venv/bin/python training/echo_mask.py judge --out training/data/echo-mask --floors 0,-25 --exponents 1,0.5
+    .venv/bin/python training/echo_mask.py judge --out training/data/echo-mask --floors none,-25 --exponents 1,0.5
 """
 import argparse
 import os
@@ -60,13 +60,18 @@ def spectra(mic, linear):
     return d, torch.where(e.abs() > d.abs(), d, e)
 
 
-def masked(model, mic, linear, floor_db=None, exponent=1.0):
+def masked(model, mic, linear, floor_db=None, exponent=1.0, suppressed=None):
+    """The mask (floored, raised to `exponent`) over the filter's output, or, given `suppressed`
+    (`earshot aec`'s own output), over that: the network's gains after the suppressor's."""
     d, e = spectra(mic, linear)
     with torch.no_grad():
         m = model(features(d, e)[None])[0].T
     if floor_db is not None:
         m = torch.clamp(m, min=10 ** (floor_db / 20))
-    return torch.istft(m ** exponent * e, FFT, HOP, window=WINDOW, center=True, length=len(mic)).numpy()
+    if suppressed is not None:
+        e = stft(suppressed)
+    frames = min(e.shape[1], m.shape[1])
+    return torch.istft(m[:, :frames] ** exponent * e[:, :frames], FFT, HOP, window=WINDOW, center=True, length=len(mic)).numpy()
 
 
 def linear_output(binary, mic, far):
@@ -146,30 +151,33 @@ def judge(args):
     model = Mask()
     model.load_state_dict(torch.load(os.path.join(args.out, "mask.pt")))
     model.eval()
-    settings = [(float(f) if f != "none" else None, float(p)) for f in args.floors.split(",") for p in args.exponents.split(",")]
-    real = [(name, talk, mic, far, linear_output(args.earshot, mic, far)) for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
+    settings = [(float(f) if f != "none" else None, float(p), False) for f in args.floors.split(",") for p in args.exponents.split(",")]
+    settings += [(None, float(p), True) for p in args.after_suppressor.split(",") if p]
+    suppressed = lambda mic, far: np.asarray(ev.earshot(args.earshot, mic, far))[:len(mic)]
+    real = [(name, talk, mic, far, linear_output(args.earshot, mic, far), suppressed(mic, far))
+            for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
     bank = realaudio.Bank(args.data, "dev")
-    hard = [(s, linear_output(args.earshot, s["mic"], s["far"])) for s in ev.scenes(bank, seed=2031, per_kind=6, model="hard")
-            if s["kind"] in ("far-only", "double-talk")]
+    hard = [(s, linear_output(args.earshot, s["mic"], s["far"]), suppressed(s["mic"], s["far"]))
+            for s in ev.scenes(bank, seed=2031, per_kind=6, model="hard") if s["kind"] in ("far-only", "double-talk")]
     rate = ev.RATE
-    print("| floor, exponent | real: median far-end ERLE (each) | worst 0.5 s | AECMOS echo far end | AECMOS echo / degradation, double talk | hard loudspeaker: ERLE far-only, double-talk PESQ, AECMOS degradation |")
+    print("| floor, exponent, after the suppressor | real: median far-end ERLE (each) | worst 0.5 s | AECMOS echo far end | AECMOS echo / degradation, double talk | hard loudspeaker: ERLE far-only, double-talk PESQ, AECMOS degradation |")
     print("|---|---|---|---|---|---|")
-    for floor, exponent in settings:
+    for floor, exponent, after in settings:
         rows = []
-        for name, talk, mic, far, linear in real:
-            out = masked(model, mic, linear, floor, exponent)
+        for name, talk, mic, far, linear, shipped in real:
+            out = masked(model, mic, linear, floor, exponent, shipped if after else None)
             erle = ev.level(mic[2 * rate:]) - ev.level(out[2 * rate:]) if talk == "st" else float("nan")
             rows.append((talk, erle, worst_window(mic, out), *ev.aecmos(far, mic, out, 0, len(mic), talk)))
         st, dt = [r for r in rows if r[0] == "st"], [r for r in rows if r[0] == "dt"]
         far_only, pesq, degradation = [], [], []
-        for s, linear in hard:
-            out = masked(model, s["mic"], linear, floor, exponent)
+        for s, linear, shipped in hard:
+            out = masked(model, s["mic"], linear, floor, exponent, shipped if after else None)
             if s["kind"] == "far-only":
                 far_only.append(ev.erle(s["mic"], out, 6 * rate, 12 * rate))
             else:
                 pesq.append(ev.pesq_near(s["near"], out, 12 * rate, 20 * rate))
                 degradation.append(ev.aecmos(s["far"], s["mic"], out, 12 * rate, 20 * rate, "dt")[1])
-        print(f"| {floor}, {exponent} | {np.median([r[1] for r in st]):.1f} dB ({', '.join(f'{r[1]:.1f}' for r in st)}) | {max(r[2] for r in rows):+.1f} dB | "
+        print(f"| {floor}, {exponent}, {after} | {np.median([r[1] for r in st]):.1f} dB ({', '.join(f'{r[1]:.1f}' for r in st)}) | {max(r[2] for r in rows):+.1f} dB | "
               f"{np.mean([r[3] for r in st]):.2f} | {np.mean([r[3] for r in dt]):.2f} / {np.mean([r[4] for r in dt]):.2f} | "
               f"{np.median(far_only):.1f} dB, {np.nanmedian(pesq):.2f}, {np.median(degradation):.2f} |", flush=True)
 
@@ -185,6 +193,8 @@ def main():
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--floors", default="none,-25", help="deepest gains in dB, comma-separated ('none': no floor)")
     parser.add_argument("--exponents", default="1,0.5", help="the mask raised to these powers, comma-separated (under 1: gentler)")
+    parser.add_argument("--after-suppressor", default="0.1,0.2,0.35",
+                        help="exponents of the mask applied after the shipped suppressor (over `earshot aec`'s output), comma-separated")
     args = parser.parse_args()
     if args.step != "scenes" and not os.path.isdir(args.out):
         sys.exit(f"{args.out}: no such folder; run `echo_mask.py scenes --out {args.out}` first")
