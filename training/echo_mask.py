@@ -16,6 +16,7 @@ family neither generator holds.
     .venv/bin/python training/echo_mask.py scenes --out training/data/echo-mask
     .venv/bin/python training/echo_mask.py train --out training/data/echo-mask --steps 2000
     .venv/bin/python training/echo_mask.py judge --out training/data/echo-mask --floors none,-25 --exponents 1,0.5
+    .venv/bin/python training/echo_mask.py judge --scenes soft-train --floors none --exponents 1 --after-suppressor 0.05,0.1,0.2,0.35
 """
 import argparse
 import os
@@ -156,11 +157,13 @@ def judge(args):
     suppressed = lambda mic, far: np.asarray(ev.earshot(args.earshot, mic, far))[:len(mic)]
     real = [(name, talk, mic, far, linear_output(args.earshot, mic, far), suppressed(mic, far))
             for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
-    bank = realaudio.Bank(args.data, "dev")
+    model_family, split = args.scenes.split("-")
+    bank = realaudio.Bank(args.data, split)
+    seed, per_kind = (2031, 6) if split == "dev" else (77, 8)  # as make eval-capture, and where the suppressor was chosen
     hard = [(s, linear_output(args.earshot, s["mic"], s["far"]), suppressed(s["mic"], s["far"]))
-            for s in ev.scenes(bank, seed=2031, per_kind=6, model="hard") if s["kind"] in ("far-only", "double-talk")]
+            for s in ev.scenes(bank, seed=seed, per_kind=per_kind, model=model_family) if s["kind"] in ("far-only", "double-talk")]
     rate = ev.RATE
-    print("| floor, exponent, after the suppressor | real: median far-end ERLE (each) | worst 0.5 s | AECMOS echo far end | AECMOS echo / degradation, double talk | hard loudspeaker: ERLE far-only, double-talk PESQ, AECMOS degradation |")
+    print(f"| floor, exponent, after the suppressor | real: median far-end ERLE (each) | worst 0.5 s | AECMOS echo far end | AECMOS echo / degradation, double talk | {args.scenes} scenes: ERLE far-only, double-talk PESQ, AECMOS degradation |")
     print("|---|---|---|---|---|---|")
     for floor, exponent, after in settings:
         rows = []
@@ -193,6 +196,9 @@ def main():
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--floors", default="none,-25", help="deepest gains in dB, comma-separated ('none': no floor)")
     parser.add_argument("--exponents", default="1,0.5", help="the mask raised to these powers, comma-separated (under 1: gentler)")
+    parser.add_argument("--scenes", choices=["hard-dev", "soft-train", "linear-train"], default="hard-dev",
+                        help="the simulated scenes judged beside the real recordings: the hard loudspeaker's development scenes, "
+                             "or the training scenes the suppressor's settings were chosen on")
     parser.add_argument("--after-suppressor", default="0.1,0.2,0.35",
                         help="exponents of the mask applied after the shipped suppressor (over `earshot aec`'s output), comma-separated")
     args = parser.parse_args()
