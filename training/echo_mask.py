@@ -160,6 +160,7 @@ def judge(args):
     model_family, split = args.scenes.split("-")
     bank = realaudio.Bank(args.data, split)
     seed, per_kind = (2031, 6) if split == "dev" else (77, 8)  # as make eval-capture, and where the suppressor was chosen
+    seed, per_kind = args.scene_seed or seed, args.scenes_per_kind or per_kind
     hard = [(s, linear_output(args.earshot, s["mic"], s["far"]), suppressed(s["mic"], s["far"]))
             for s in ev.scenes(bank, seed=seed, per_kind=per_kind, model=model_family) if s["kind"] in ("far-only", "double-talk")]
     rate = ev.RATE
@@ -199,6 +200,8 @@ def main():
     parser.add_argument("--scenes", choices=["hard-dev", "soft-train", "linear-train"], default="hard-dev",
                         help="the simulated scenes judged beside the real recordings: the hard loudspeaker's development scenes, "
                              "or the training scenes the suppressor's settings were chosen on")
+    parser.add_argument("--scene-seed", type=int, help="another seed for the simulated scenes")
+    parser.add_argument("--scenes-per-kind", type=int, help="simulated scenes of each kind judged (6 development, 8 training)")
     parser.add_argument("--after-suppressor", default="0.1,0.2,0.35",
                         help="exponents of the mask applied after the shipped suppressor (over `earshot aec`'s output), comma-separated")
     args = parser.parse_args()
