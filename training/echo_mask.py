@@ -75,6 +75,15 @@ def masked(model, mic, linear, floor_db=None, exponent=1.0, suppressed=None):
     return torch.istft(m[:, :frames] ** exponent * e[:, :frames], FFT, HOP, window=WINDOW, center=True, length=len(mic)).numpy()
 
 
+def save_whole(path, write):
+    """`write(file)` to a temporary file beside `path`, then renamed: a run stopped midway leaves
+    no half-written scene or weights."""
+    temporary = path + ".part"
+    with open(temporary, "wb") as f:
+        write(f)
+    os.replace(temporary, path)
+
+
 def linear_output(binary, mic, far):
     return np.asarray(ev.earshot(binary, mic, far, ["--suppression-floor", "0"]))[:len(mic)]
 
@@ -115,13 +124,14 @@ def make_scenes(args):
     scenes = usual + list(coming_and_going(np.random.default_rng(11), bank, args.coming_and_going))
     os.makedirs(args.out, exist_ok=True)
     for i, s in enumerate(scenes):
-        np.savez(os.path.join(args.out, f"scene{i:04d}.npz"), mic=s["mic"], near=s["near"], linear=linear_output(args.earshot, s["mic"], s["far"]))
+        linear = linear_output(args.earshot, s["mic"], s["far"])
+        save_whole(os.path.join(args.out, f"scene{i:04d}.npz"), lambda f: np.savez(f, mic=s["mic"], near=s["near"], linear=linear))
     print(f"{len(scenes)} scenes in {args.out}")
 
 
 def train(args):
     examples = []
-    for name in sorted(f for f in os.listdir(args.out) if f.startswith("scene")):
+    for name in sorted(f for f in os.listdir(args.out) if f.startswith("scene") and f.endswith(".npz")):
         z = np.load(os.path.join(args.out, name))
         d, e = spectra(z["mic"], z["linear"])
         examples.append((features(d, e), e.abs().T, stft(z["near"]).abs().T))
@@ -145,20 +155,27 @@ def train(args):
         optimiser.step()
         if step % 100 == 0:
             print(f"step {step}: loss {loss.item():.5f} ({time.time() - start:.0f} s)", flush=True)
-    torch.save(model.state_dict(), os.path.join(args.out, "mask.pt"))
+    save_whole(os.path.join(args.out, "mask.pt"), lambda f: torch.save(model.state_dict(), f))
 
 
 def judge(args):
+    weights = os.path.join(args.out, "mask.pt")
+    if not os.path.exists(weights):
+        sys.exit(f"no {weights}: run `echo_mask.py train --out {args.out}` first")
     model = Mask()
-    model.load_state_dict(torch.load(os.path.join(args.out, "mask.pt")))
+    model.load_state_dict(torch.load(weights))
     model.eval()
     settings = [(float(f) if f != "none" else None, float(p), False) for f in args.floors.split(",") for p in args.exponents.split(",")]
     settings += [(None, float(p), True) for p in args.after_suppressor.split(",") if p]
     suppressed = lambda mic, far: np.asarray(ev.earshot(args.earshot, mic, far))[:len(mic)]
     real = [(name, talk, mic, far, linear_output(args.earshot, mic, far), suppressed(mic, far))
             for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
+    if not any(r[1] == "st" for r in real) or not any(r[1] == "dt" for r in real):
+        sys.exit(f"no real far-end and double-talk recordings under {os.path.join(args.data, 'aec', 'real')}")
     model_family, split = args.scenes.split("-")
     bank = realaudio.Bank(args.data, split)
+    if not bank:
+        sys.exit(f"no LibriSpeech speech or noise under {args.data}: the scenes need ../shared/data")
     seed, per_kind = (2031, 6) if split == "dev" else (77, 8)  # as make eval-capture, and where the suppressor was chosen
     seed, per_kind = args.scene_seed or seed, args.scenes_per_kind or per_kind
     hard = [(s, linear_output(args.earshot, s["mic"], s["far"]), suppressed(s["mic"], s["far"]))
@@ -205,6 +222,8 @@ def main():
     parser.add_argument("--after-suppressor", default="0.1,0.2,0.35",
                         help="exponents of the mask applied after the shipped suppressor (over `earshot aec`'s output), comma-separated")
     args = parser.parse_args()
+    if args.step != "train" and not os.access(args.earshot, os.X_OK):
+        sys.exit(f"{args.earshot}: no earshot binary there (make release, or --earshot)")
     if args.step != "scenes" and not os.path.isdir(args.out):
         sys.exit(f"{args.out}: no such folder; run `echo_mask.py scenes --out {args.out}` first")
     {"scenes": make_scenes, "train": train, "judge": judge}[args.step](args)
