@@ -30,7 +30,12 @@ extension CaptureMode {
             ])
         case .voiceIsolation:
             return ProcessorChain([
-                EchoCanceller(tailSeconds: echoTailSeconds, pathSeconds: echoPathSeconds),
+                // Live, the suppressor goes as deep as before the file defaults changed: a filter that
+                // narrows from a second of path converges less deeply, and with −25 dB and 3 dB
+                // assumed three of six live starts left the echo 10–17 dB under the near talker
+                // (`Tests/Live/live_echo.py`), against 19–25 dB in four starts with these.
+                EchoCanceller(tailSeconds: echoTailSeconds, pathSeconds: echoPathSeconds,
+                              floorDB: EchoCanceller.liveFloorDB, overestimateDB: EchoCanceller.liveOverestimateDB),
                 FirstChannel(BiquadFilter(.highPass, frequencyHz: 80, sampleRate: rate)),
                 FirstChannel(try ListeningChain(detector: try AlertNetwork.bundled(), maximumOutputDBFS: nil)),
                 FirstChannel(AutomaticGainControl()), ceiling,

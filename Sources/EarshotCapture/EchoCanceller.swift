@@ -40,6 +40,10 @@ public final class EchoCanceller: AudioProcessor {
     /// measured share leaves of a distorted loudspeaker's echo.
     public static let defaultFloorDB = -25.0
     public static let defaultOverestimateDB = 3.0
+    /// Live (`capture --mode voice_isolation`), the setting before, measured through the live
+    /// echo test's sound server (`Tests/Live/live_echo.py`).
+    public static let liveFloorDB = -40.0
+    public static let liveOverestimateDB = 0.0
 
     public static let frameSeconds = 0.005
     /// The powers the suppressor compares are smoothed over about 50 ms, and so are its gains:
