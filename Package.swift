@@ -60,7 +60,7 @@ let package = Package(
         // Capture modes and the sound check.
         .target(
             name: "EarshotCapture", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotEnhance", "EarshotAlerts", "EarshotHearingAid"],
-            resources: [.copy("Resources/PauseDetector.safetensors")]),
+            resources: [.copy("Resources/PauseDetector.safetensors"), .copy("Resources/EchoMask.safetensors")]),
         // The user's own sounds (a doorbell, the washing machine): enrollment and matching.
         .target(
             name: "EarshotSounds", dependencies: ["EarshotCore", "EarshotDSP", "EarshotIO", "EarshotAlerts"],

@@ -138,7 +138,7 @@ def train(args):
     if not examples:
         sys.exit(f"no scenes in {args.out}: run `echo_mask.py scenes` first")
     torch.manual_seed(0)
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(args.threads or os.cpu_count() or 1)
     model, rng, frames, start = Mask(), np.random.default_rng(0), 600, time.time()
     optimiser = torch.optim.Adam(model.parameters(), 1e-3)
     for step in range(args.steps):
@@ -149,22 +149,67 @@ def train(args):
             batch.append((x[at:at + frames], e[at:at + frames], s[at:at + frames]))
         n = min(len(b[0]) for b in batch)
         x, e, s = (torch.stack([b[i][:n] for b in batch]) for i in range(3))
-        loss = (((model(x) * e + 1e-8) ** 0.3 - (s + 1e-8) ** 0.3) ** 2).mean()
+        # The compressed spectral error, and what of the near end the mask took counted again
+        # `asymmetry` times over: a talker made quieter is worse than echo left a little louder.
+        shortfall = (s + 1e-8) ** 0.3 - (model(x) * e + 1e-8) ** 0.3
+        loss = (shortfall ** 2 + args.asymmetry * torch.relu(shortfall) ** 2).mean()
         optimiser.zero_grad()
         loss.backward()
         optimiser.step()
         if step % 100 == 0:
             print(f"step {step}: loss {loss.item():.5f} ({time.time() - start:.0f} s)", flush=True)
-    save_whole(os.path.join(args.out, "mask.pt"), lambda f: torch.save(model.state_dict(), f))
+        if step % 500 == 499:
+            save_whole(args.weights or os.path.join(args.out, "mask.pt"), lambda f: torch.save(model.state_dict(), f))
+    save_whole(args.weights or os.path.join(args.out, "mask.pt"), lambda f: torch.save(model.state_dict(), f))
+
+
+def load_mask(path):
+    if not os.path.exists(path):
+        sys.exit(f"no {path}: run `echo_mask.py train` first")
+    model = Mask()
+    model.load_state_dict(torch.load(path))
+    model.eval()
+    return model
+
+
+def export(args):
+    """The weights as `EchoMask` reads them (the input's scaling folded into the first layer), and
+    a parity fixture: the powers of 0.4 s of a training scene and the gains PyTorch gives them."""
+    import json
+    from safetensors.torch import save
+    model = load_mask(args.weights or os.path.join(args.out, "mask.pt"))
+    with torch.no_grad():
+        w = model.inp.weight / 3  # (x + 5) / 3
+        b = model.inp.bias + model.inp.weight.sum(1) * 5 / 3
+        tensors = {"input.weight": w, "input.bias": b, "output.weight": model.out.weight, "output.bias": model.out.bias,
+                   "gru.weight_ih": model.gru.weight_ih_l0, "gru.weight_hh": model.gru.weight_hh_l0,
+                   "gru.bias_ih": model.gru.bias_ih_l0, "gru.bias_hh": model.gru.bias_hh_l0}
+        metadata = {"model": "residual echo mask: log powers of microphone, filter output and echo estimate (81 bins each, 5 ms frames at 16 kHz) -> dense 128 (ReLU) -> GRU 128 -> 81 gains",
+                    "trained": "training/echo_mask.py (docs/capture.md says with which settings)",
+                    "licence": "trained on LibriSpeech (CC BY 4.0), Speech Commands noises (CC BY 4.0) and IoSR room responses (MIT)"}
+        blob = save({k: v.detach().contiguous().float() for k, v in tensors.items()}, metadata=metadata)
+        save_whole(args.to, lambda f: f.write(blob))
+        # 0.4 s of a training scene around the near talker's first word: echo alone, then both.
+        scene = next((z for z in (np.load(os.path.join(args.out, name)) for name in sorted(os.listdir(args.out))
+                                  if name.startswith("scene") and name.endswith(".npz")) if np.abs(z["near"]).max() > 0), None)
+        if scene is None:
+            sys.exit(f"no scene with a near talker in {args.out}: run `echo_mask.py scenes` first")
+        onset = int(np.argmax(np.abs(scene["near"]) > 0.01 * np.abs(scene["near"]).max())) // HOP
+        d, e = spectra(scene["mic"], scene["linear"])
+        first, frames = max(0, onset - 40), 80
+        # Six digits, as the fixture holds them: both sides read the same numbers.
+        powers = [np.vectorize(lambda v: float(f"{v:.6g}"))((x.abs() ** 2).T[first:first + frames].numpy()).astype(np.float32)
+                  for x in (d, e, d - e)]
+        gains = model(torch.cat([torch.log10(torch.from_numpy(x) + 1e-10) for x in powers], 1)[None])[0]
+    fixture = {"generator": "training/echo_mask.py export", "frames": frames,
+               **{name: [[float(f"{v:.6g}") for v in row] for row in x] for name, x in zip(("microphone", "output", "echo"), powers)},
+               "gains": [[round(float(v), 7) for v in row] for row in gains]}
+    save_whole(args.fixture, lambda f: f.write(json.dumps(fixture).encode()))
+    print(f"{args.to}, {args.fixture}")
 
 
 def judge(args):
-    weights = os.path.join(args.out, "mask.pt")
-    if not os.path.exists(weights):
-        sys.exit(f"no {weights}: run `echo_mask.py train --out {args.out}` first")
-    model = Mask()
-    model.load_state_dict(torch.load(weights))
-    model.eval()
+    model = load_mask(args.weights or os.path.join(args.out, "mask.pt"))
     settings = [(float(f) if f != "none" else None, float(p), False) for f in args.floors.split(",") for p in args.exponents.split(",")]
     settings += [(None, float(p), True) for p in args.after_suppressor.split(",") if p]
     suppressed = lambda mic, far: np.asarray(ev.earshot(args.earshot, mic, far))[:len(mic)]
@@ -205,13 +250,17 @@ def judge(args):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("step", choices=["scenes", "train", "judge"])
+    parser.add_argument("step", choices=["scenes", "train", "judge", "export"])
     parser.add_argument("--out", default="training/data/echo-mask")
     parser.add_argument("--data", default="../shared/data")
     parser.add_argument("--earshot", default=".build/release/earshot")
     parser.add_argument("--per-kind", type=int, default=12, help="scenes of each kind from each of evaluate.py's three seeds")
     parser.add_argument("--coming-and-going", type=int, default=150, help="scenes whose near talker comes and goes")
     parser.add_argument("--steps", type=int, default=2000)
+    parser.add_argument("--threads", type=int, help="CPU threads for training (all by default)")
+    parser.add_argument("--asymmetry", type=float, default=0.0,
+                        help="the near end's shortfall counted this many times more (0: the plain compressed spectral error)")
+    parser.add_argument("--weights", help="the network's weights (default: mask.pt in --out)")
     parser.add_argument("--floors", default="none,-25", help="deepest gains in dB, comma-separated ('none': no floor)")
     parser.add_argument("--exponents", default="1,0.5", help="the mask raised to these powers, comma-separated (under 1: gentler)")
     parser.add_argument("--scenes", choices=["hard-dev", "soft-train", "linear-train"], default="hard-dev",
@@ -221,12 +270,14 @@ def main():
     parser.add_argument("--scenes-per-kind", type=int, help="simulated scenes of each kind judged (6 development, 8 training)")
     parser.add_argument("--after-suppressor", default="0.1,0.2,0.35",
                         help="exponents of the mask applied after the shipped suppressor (over `earshot aec`'s output), comma-separated")
+    parser.add_argument("--to", default="Sources/EarshotCapture/Resources/EchoMask.safetensors", help="export: where the weights go")
+    parser.add_argument("--fixture", default="Tests/EarshotCaptureTests/Fixtures/echo_mask_parity.json", help="export: the parity fixture")
     args = parser.parse_args()
-    if args.step != "train" and not os.access(args.earshot, os.X_OK):
+    if args.step not in ("train", "export") and not os.access(args.earshot, os.X_OK):
         sys.exit(f"{args.earshot}: no earshot binary there (make release, or --earshot)")
     if args.step != "scenes" and not os.path.isdir(args.out):
         sys.exit(f"{args.out}: no such folder; run `echo_mask.py scenes --out {args.out}` first")
-    {"scenes": make_scenes, "train": train, "judge": judge}[args.step](args)
+    {"scenes": make_scenes, "train": train, "judge": judge, "export": export}[args.step](args)
 
 
 if __name__ == "__main__":

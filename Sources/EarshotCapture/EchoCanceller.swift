@@ -21,7 +21,9 @@ import Foundation
 /// the speech band, each bin is lowered further by how coherent it is, the way WebRTC's older
 /// echo suppressor did. No bin ever comes out louder than the microphone had it: where the
 /// filter's output outweighs the microphone (a path it has not learnt or has lost), the
-/// microphone is passed on instead.
+/// microphone is passed on instead. At 16 kHz and above, a learned mask (`EchoMask`) over the
+/// same frames can lower each bin further: its gain raised to `maskExponent` (0: not used; under
+/// 1: gentler than trained) multiplies the suppressor's.
 ///
 /// Blocks carry two channels: 0 the microphone, 1 the far end. Channel 0 comes out cleaned,
 /// channel 1 as it went in; both are delayed by `latencySamples` (5 ms frames, overlap-added: under 10 ms).
@@ -44,6 +46,9 @@ public final class EchoCanceller: AudioProcessor {
     /// echo test's sound server (`Tests/Live/live_echo.py`).
     public static let liveFloorDB = -40.0
     public static let liveOverestimateDB = 0.0
+    /// How strongly the learned mask acts: its gains are raised to this power (0: not used).
+    public let maskExponent: Double
+    public static let defaultMaskExponent = 0.0
 
     public static let frameSeconds = 0.005
     /// The powers the suppressor compares are smoothed over about 50 ms, and so are its gains:
@@ -98,6 +103,13 @@ public final class EchoCanceller: AudioProcessor {
     private var micSpectrum: [Float] = []
     private var sdd: [Float] = [], syy: [Float] = [], syd: [Float] = []
     private var bandLow = 1, bandHigh = 1
+    // The learned mask, where it acts: its state, the powers it reads (microphone, output, echo
+    // estimate, as a 160-point frame at 16 kHz has them) and its gains.
+    private var mask: EchoMask?
+    private var maskState: EchoMask.State?
+    private var maskMic: [Float] = [], maskOut: [Float] = [], maskEcho: [Float] = [], maskGains: [Float] = []
+    private var maskAbove: Float = 1
+    private var powerScale: Float = 1
     private var pending: RingOfSamples = RingOfSamples(capacity: 1)
     private var farDelay: RingOfSamples = RingOfSamples(capacity: 1)
 
@@ -106,8 +118,9 @@ public final class EchoCanceller: AudioProcessor {
     public let pathSeconds: Double?
 
     public init(tailSeconds: Double = 0.5, pathSeconds: Double? = nil, floorDB: Double = defaultFloorDB,
-                overestimateDB: Double = defaultOverestimateDB) {
+                overestimateDB: Double = defaultOverestimateDB, maskExponent: Double = defaultMaskExponent) {
         self.tailSeconds = tailSeconds
+        self.maskExponent = maskExponent
         self.pathSeconds = pathSeconds
         self.floorDB = floorDB
         self.overestimateDB = overestimateDB
@@ -151,6 +164,15 @@ public final class EchoCanceller: AudioProcessor {
         sdd = [Float](repeating: 0, count: frame + 1)
         syy = [Float](repeating: 0, count: frame + 1)
         syd = [Float](repeating: 0, count: 2 * (frame + 1))
+        // Under 16 kHz the frame has no 4–8 kHz for the mask to read: the suppressor works alone.
+        mask = maskExponent > 0 && spec.sampleRate >= 16_000 ? try EchoMask.bundled() : nil
+        maskState = mask?.makeState()
+        maskMic = [Float](repeating: 0, count: EchoMask.bins)
+        maskOut = [Float](repeating: 0, count: EchoMask.bins)
+        maskEcho = [Float](repeating: 0, count: EchoMask.bins)
+        maskGains = [Float](repeating: 1, count: EchoMask.bins)
+        // Powers normalised by the analysis window's energy (Σw² = frame), so 48 kHz reads as 16 kHz.
+        powerScale = 80 / Float(frame)
         bandLow = max(1, Int(300 * Double(2 * frame) / spec.sampleRate))
         bandHigh = min(frame, Int(3000 * Double(2 * frame) / spec.sampleRate))
         pending = RingOfSamples(capacity: 2 * frame + spec.maximumBlockFrames)
@@ -172,6 +194,7 @@ public final class EchoCanceller: AudioProcessor {
             residual[k] = .greatestFiniteMagnitude
         }
         for i in syd.indices { syd[i] = 0 }
+        maskState?.reset()
         pending.clear()
         farDelay.clear()
         for _ in 0..<max(0, frame - 1) { pending.push(0) }
@@ -249,7 +272,15 @@ public final class EchoCanceller: AudioProcessor {
                 bandEcho += syy[k]
                 bandMic += sdd[k]
             }
+            if mask != nil, k < EchoMask.bins {
+                // The output as it will pass on: the microphone where the filter made a bin louder.
+                let louder = error > heard
+                maskMic[k] = powerScale * heard
+                maskOut[k] = powerScale * (louder ? heard : error)
+                maskEcho[k] = louder ? 0 : powerScale * echo
+            }
         }
+        if let mask, let maskState { runMask(mask, maskState) }
         // Where the microphone is mostly the echo estimate (they are coherent), suppress; where
         // the near end talks, the coherence falls and its speech passes. With the far end alone
         // (the speech band coherent throughout) the suppression is driven deeper.
@@ -266,18 +297,38 @@ public final class EchoCanceller: AudioProcessor {
             let coherent = echoOnly ? pow(1 - echoCoherence(k), Self.echoOnlyExponent) : 1
             let target = max(floor, min(wiener, coherent))
             gains[k] = Self.gainSmoothing * gains[k] + (1 - Self.gainSmoothing) * target
+            let gain = mask == nil ? gains[k] : gains[k] * (k < EchoMask.bins ? maskGains[k] : maskAbove)
             // Never louder than the microphone: a bin the filter made louder gets the microphone.
             let er = fft.spectrum[2 * k], ei = fft.spectrum[2 * k + 1]
             let dr = micSpectrum[2 * k], di = micSpectrum[2 * k + 1]
             let louder = er * er + ei * ei > dr * dr + di * di
-            fft.spectrum[2 * k] = gains[k] * (louder ? dr : er)
-            fft.spectrum[2 * k + 1] = gains[k] * (louder ? di : ei)
+            fft.spectrum[2 * k] = gain * (louder ? dr : er)
+            fft.spectrum[2 * k + 1] = gain * (louder ? di : ei)
         }
         fft.inverse()
         for i in 0..<frame {
             pending.push(overlap[i] + fft.time[i] * window[i])
             overlap[i] = fft.time[i + frame] * window[i + frame]
         }
+    }
+
+    /// The mask's gains for this frame, raised to `maskExponent`.
+    private func runMask(_ mask: EchoMask, _ state: EchoMask.State) {
+        maskMic.withUnsafeBufferPointer { m in
+            maskOut.withUnsafeBufferPointer { o in
+                maskEcho.withUnsafeBufferPointer { e in
+                    maskGains.withUnsafeMutableBufferPointer { g in
+                        mask.gains(microphone: m.baseAddress!, output: o.baseAddress!, echo: e.baseAddress!, state: state, into: g.baseAddress!)
+                    }
+                }
+            }
+        }
+        // Bins above 8 kHz (at 48 kHz) share the mean gain of 4–8 kHz, as with the noise suppressor's network.
+        var high: Float = 0
+        for k in (EchoMask.bins / 2)..<EchoMask.bins { high += maskGains[k] }
+        let exponent = Float(maskExponent)
+        maskAbove = powf(high / Float(EchoMask.bins - EchoMask.bins / 2), exponent)
+        for k in 0..<EchoMask.bins { maskGains[k] = powf(maskGains[k], exponent) }
     }
 
     /// Magnitude-squared coherence of the echo estimate and the microphone in bin k.

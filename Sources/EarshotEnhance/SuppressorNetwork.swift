@@ -17,64 +17,9 @@ public final class SuppressorNetwork: Sendable {
     /// Half the length of the impulse response each frame's gains are made (samples at 16 kHz;
     /// metadata `stft.gainTaps`): the filter the network was trained through, so the one to apply.
     public let gainTaps: Int
-    private let input: Dense
-    private let recurrent: [GRU]
-    private let output: Dense
-
-    private struct Dense: Sendable {
-        let weights: [Float]  // rows × columns, row-major
-        let bias: [Float]
-        let rows: Int, columns: Int
-
-        init(weights: [Float], bias: [Float], rows: Int, columns: Int) {
-            self.weights = weights
-            self.bias = bias
-            self.rows = rows
-            self.columns = columns
-        }
-
-        init(_ model: SafeTensors, _ name: String, rows: Int, columns: Int) throws {
-            self.init(weights: try model.tensor("\(name).weight", shape: [rows, columns]),
-                      bias: try model.tensor("\(name).bias", shape: [rows]), rows: rows, columns: columns)
-        }
-
-        /// y = W x + b
-        func apply(_ x: UnsafePointer<Float>, into y: UnsafeMutablePointer<Float>) {
-            y.update(from: bias, count: rows)
-            weights.withUnsafeBufferPointer { w in
-                cblas_sgemv(CblasRowMajor, CblasNoTrans, Int32(rows), Int32(columns), 1, w.baseAddress, Int32(columns), x, 1, 1, y, 1)
-            }
-        }
-    }
-
-    /// PyTorch's GRU: gates r, z, n in that order; n = tanh(Wᵢₙx + bᵢₙ + r ⊙ (Wₕₙh + bₕₙ)).
-    private struct GRU: Sendable {
-        let input: Dense
-        let recurrent: Dense
-        let size: Int
-
-        init(_ model: SafeTensors, _ name: String, inputs: Int, size: Int) throws {
-            func dense(_ part: String) throws -> Dense {
-                Dense(weights: try model.tensor("\(name).weight_\(part)", shape: [3 * size, part == "ih" ? inputs : size]),
-                      bias: try model.tensor("\(name).bias_\(part)", shape: [3 * size]), rows: 3 * size, columns: part == "ih" ? inputs : size)
-            }
-            input = try dense("ih")
-            recurrent = try dense("hh")
-            self.size = size
-        }
-
-        /// Advances `h` by one step on `x`; `gi` and `gh` are 3·size scratch.
-        func step(_ x: UnsafePointer<Float>, h: UnsafeMutablePointer<Float>, gi: UnsafeMutablePointer<Float>, gh: UnsafeMutablePointer<Float>) {
-            input.apply(x, into: gi)
-            recurrent.apply(h, into: gh)
-            for j in 0..<size {
-                let r = sigmoid(gi[j] + gh[j])
-                let z = sigmoid(gi[size + j] + gh[size + j])
-                let n = tanhf(gi[2 * size + j] + r * gh[2 * size + j])
-                h[j] = (1 - z) * n + z * h[j]
-            }
-        }
-    }
+    private let input: DenseLayer
+    private let recurrent: [GRULayer]
+    private let output: DenseLayer
 
     /// One channel's recurrent memory and scratch.
     public final class State {
@@ -128,9 +73,9 @@ public final class SuppressorNetwork: Sendable {
             throw ModelError.unusableTensor("input.weight")
         }
         let (size, bins) = (shape[0], shape[1])
-        input = try Dense(model, "input", rows: size, columns: bins)
-        recurrent = try ["gru1", "gru2"].map { try GRU(model, $0, inputs: size, size: size) }
-        output = try Dense(model, "output", rows: bins, columns: size)
+        input = try DenseLayer(model, "input", rows: size, columns: bins)
+        recurrent = try ["gru1", "gru2"].map { try GRULayer(model, $0, inputs: size, size: size) }
+        output = try DenseLayer(model, "output", rows: bins, columns: size)
         hidden = size
         self.bins = bins
         gainTaps = try Self.gainTaps(model.metadata["stft"])
@@ -168,6 +113,3 @@ public final class SuppressorNetwork: Sendable {
         for k in 0..<bins { gains[k] = sigmoid(gains[k]) }
     }
 }
-
-@inline(__always)
-private func sigmoid(_ x: Float) -> Float { 1 / (1 + expf(-x)) }

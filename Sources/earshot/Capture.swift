@@ -74,6 +74,8 @@ struct EchoCancel: ParsableCommand {
     @Option(help: "Deepest residual echo suppression, in dB (negative; 0 turns it off).") var suppressionFloor: Double = EchoCanceller.defaultFloorDB
     @Option(help: "How much more residual echo than measured to take out, in dB (0 to 20): more takes more echo and more of the near end in double talk.")
     var overestimate: Double = EchoCanceller.defaultOverestimateDB
+    @Option(help: "How strongly the learned residual echo mask acts, 0 to 1 (its gains raised to this power; 0 turns it off; 16 kHz and above).")
+    var echoMask: Double = EchoCanceller.defaultMaskExponent
 
     func validate() throws {
         guard tail.isFinite, tail >= 0.05, tail <= 2 else { throw ValidationError("--tail must be between 0.05 and 2 s, not \(tail)") }
@@ -83,11 +85,15 @@ struct EchoCancel: ParsableCommand {
         guard overestimate.isFinite, (0...20).contains(overestimate) else {
             throw ValidationError("--overestimate must be between 0 and 20 dB, not \(overestimate)")
         }
+        guard echoMask.isFinite, (0...1).contains(echoMask) else {
+            throw ValidationError("--echo-mask must be between 0 and 1, not \(echoMask)")
+        }
     }
 
     func run() throws {
         try OutputPath.refuseOverwriting(output, inputs: [mic, far])
-        try EchoCanceller.cancel(microphone: mic, farEnd: far, tailSeconds: tail, floorDB: suppressionFloor, overestimateDB: overestimate, to: output)
+        try EchoCanceller.cancel(microphone: mic, farEnd: far, tailSeconds: tail, floorDB: suppressionFloor, overestimateDB: overestimate,
+                                   maskExponent: echoMask, to: output)
     }
 }
 
