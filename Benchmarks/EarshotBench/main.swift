@@ -249,11 +249,12 @@ func soundRows(_ table: inout Table) throws {
 /// live (`capture --play`), narrowing to 0.3 s once it finds the path (here the far end and the
 /// microphone are unrelated noise, so it keeps looking: each look, every 100 ms, is in the worst block).
 func captureRows(_ table: inout Table) throws {
-    let configurations = [(0.5, 16_000.0, 64), (0.5, 16_000.0, 160), (0.5, 48_000.0, 64), (0.5, 48_000.0, 480), (1.0, 16_000.0, 64), (1.0, 48_000.0, 64)]
-    for (tail, rate, block) in configurations {
+    let configurations = [(0.5, 16_000.0, 64, 0.0), (0.5, 16_000.0, 160, 0.0), (0.5, 48_000.0, 64, 0.0), (0.5, 48_000.0, 480, 0.0), (1.0, 16_000.0, 64, 0.0),
+                          (1.0, 48_000.0, 64, 0.0), (0.5, 16_000.0, 64, 0.5), (0.5, 48_000.0, 64, 0.5)]
+    for (tail, rate, block, mask) in configurations {
         let deadline = Double(block) / rate
-        let echo = try measure({ EchoCanceller(tailSeconds: tail, pathSeconds: tail > 0.5 ? 0.3 : nil) }, rate: rate, channels: 2, block: block)
-        table.add("Echo canceller (Kalman filter + residual echo suppressor), \(tail) s path\(tail > 0.5 ? " narrowing to 0.3 s" : ""), \(Int(rate / 1000)) kHz, \(block)-sample blocks", realTimeFactor: echo.realTimeFactor,
+        let echo = try measure({ EchoCanceller(tailSeconds: tail, pathSeconds: tail > 0.5 ? 0.3 : nil, maskExponent: mask) }, rate: rate, channels: 2, block: block)
+        table.add("Echo canceller (Kalman filter + residual echo suppressor\(mask > 0 ? " + learned mask" : "")), \(tail) s path\(tail > 0.5 ? " narrowing to 0.3 s" : ""), \(Int(rate / 1000)) kHz, \(block)-sample blocks", realTimeFactor: echo.realTimeFactor,
                   String(format: "worst block %.0f µs = %.1f %% of its %.2f ms; ", echo.worstBlockSeconds * 1e6,
                          100 * echo.worstBlockSeconds / deadline, deadline * 1000) + allocationNote(echo.allocations))
     }

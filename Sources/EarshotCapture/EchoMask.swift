@@ -68,6 +68,7 @@ public final class EchoMask: Sendable {
         input = try DenseLayer(model, "input", rows: hidden, columns: 3 * Self.bins)
         recurrent = try GRULayer(model, "gru", inputs: hidden, size: hidden)
         output = try DenseLayer(model, "output", rows: Self.bins, columns: hidden)
+        runBLASOnTheCallingThread()
     }
 
     /// Gains in 0…1 for the 81 bins from the powers of the microphone, the filter's output and

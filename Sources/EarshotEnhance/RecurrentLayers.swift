@@ -60,5 +60,9 @@ package struct GRULayer: Sendable {
     }
 }
 
+/// Networks run on the audio thread: OpenBLAS's own worker threads would only wait on it (and,
+/// on a loaded machine, stall it for milliseconds). Called where a network is loaded.
+package func runBLASOnTheCallingThread() { openblas_set_num_threads(1) }
+
 @inline(__always)
 package func sigmoid(_ x: Float) -> Float { 1 / (1 + expf(-x)) }

@@ -1,4 +1,3 @@
-import COpenBLAS
 import EarshotCore
 import Foundation
 
@@ -79,8 +78,7 @@ public final class SuppressorNetwork: Sendable {
         hidden = size
         self.bins = bins
         gainTaps = try Self.gainTaps(model.metadata["stft"])
-        // Audio runs on its own thread: OpenBLAS's worker threads would only wait on it.
-        openblas_set_num_threads(1)
+        runBLASOnTheCallingThread()
     }
 
     /// Weights from before the metadata said otherwise were trained through ±4 ms (64 taps).
