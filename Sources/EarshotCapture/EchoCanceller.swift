@@ -48,7 +48,7 @@ public final class EchoCanceller: AudioProcessor {
     public static let liveOverestimateDB = 0.0
     /// How strongly the learned mask acts: its gains are raised to this power (0: not used).
     public let maskExponent: Double
-    public static let defaultMaskExponent = 0.0
+    public static let defaultMaskExponent = 0.1
 
     public static let frameSeconds = 0.005
     /// The powers the suppressor compares are smoothed over about 50 ms, and so are its gains:
