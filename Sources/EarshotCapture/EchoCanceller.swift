@@ -48,6 +48,11 @@ public final class EchoCanceller: AudioProcessor {
     public static let liveOverestimateDB = 0.0
     /// How strongly the learned mask acts: its gains are raised to this power (0: not used).
     public let maskExponent: Double
+    /// Chosen through `earshot aec --echo-mask` on the soft-loudspeaker and linear scenes of
+    /// training speakers (`evaluate.py --split train --seed 78 --per-kind 24`): the strongest of
+    /// 0.1, 0.2 and 0.35 whose double-talk PESQ and degradation MOS stay within 0.1 of the
+    /// suppressor alone on both (soft 23.0 → 30.1 dB far-end-only ERLE, linear 43.0 → 51.8 dB).
+    /// Live too: through the live echo test's sound server it left the echo deeper under the near talker.
     public static let defaultMaskExponent = 0.1
 
     public static let frameSeconds = 0.005
