@@ -1,20 +1,21 @@
-"""A learned residual echo mask, measured offline beside the echo canceller's own suppressor; not
-part of the product.
+"""The learned residual echo mask that `EchoMask` runs after the echo canceller's suppressor.
 
-What `earshot aec --suppression-floor 0` leaves (the linear filter alone) goes through a small
-network — the log powers of the microphone, that output and the filter's echo estimate in the
-canceller's 5 ms frames (160-point FFT, 81 bins) → dense 128 → GRU 128 → a gain per bin —
-trained so the gains leave the near talker: the compressed (|·|^0.3) spectral error against the
-near end alone. Training scenes come from training speakers only, through two generators: the
-soft and linear loudspeakers of `eval/capture/evaluate.py` (far end alone, near end alone,
-double talk after 12 s, a moved path), and scenes whose near talker comes and goes throughout,
-−10…+15 dB under the echo, with the capture side's slow gain changes (up to ±6 dB), noise 25–45 dB
-down and paths that move. It is judged on the real device recordings (`eval/capture/
-real_devices.py`'s measures) and on the development speakers' hard-loudspeaker scenes, a model
-family neither generator holds.
+What `earshot aec --suppression-floor 0 --echo-mask 0` leaves (the linear filter alone) goes
+through a small network — the log powers of the microphone, that output and the filter's echo
+estimate in the canceller's 5 ms frames (160-point FFT, 81 bins) → dense 128 → GRU 128 → a gain
+per bin — trained so the gains leave the near talker: the compressed (|·|^0.3) spectral error
+against the near end alone. Training scenes come from training speakers only, through two
+generators: the soft and linear loudspeakers of `eval/capture/evaluate.py` (far end alone, near
+end alone, double talk after 12 s, a moved path), and scenes whose near talker comes and goes
+throughout, −10…+15 dB under the echo, with the capture side's slow gain changes (up to ±6 dB),
+noise 25–45 dB down and paths that move (`--device-like` adds such scenes through a third
+loudspeaker family, `device_like`). It is judged on the real device recordings
+(`eval/capture/real_devices.py`'s measures) and on the development speakers' hard-loudspeaker
+scenes, a model family no generator holds.
 
-    .venv/bin/python training/echo_mask.py scenes --out training/data/echo-mask
+    .venv/bin/python training/echo_mask.py scenes --out training/data/echo-mask [--device-like 150]
     .venv/bin/python training/echo_mask.py train --out training/data/echo-mask --steps 2000
+    .venv/bin/python training/echo_mask.py export   # the shipped weights and their Swift parity fixture
     .venv/bin/python training/echo_mask.py judge --out training/data/echo-mask --floors none,-25 --exponents 1,0.5
     .venv/bin/python training/echo_mask.py judge --scenes soft-train --floors none --exponents 1 --after-suppressor 0.05,0.1,0.2,0.35
 """
@@ -24,6 +25,7 @@ import sys
 import time
 
 import numpy as np
+import scipy.signal
 import torch
 import torch.nn as nn
 
@@ -85,19 +87,48 @@ def save_whole(path, write):
 
 
 def linear_output(binary, mic, far):
-    return np.asarray(ev.earshot(binary, mic, far, ["--suppression-floor", "0"]))[:len(mic)]
+    return np.asarray(ev.earshot(binary, mic, far, ["--suppression-floor", "0", "--echo-mask", "0"]))[:len(mic)]
 
 
-def coming_and_going(rng, bank, count):
+def device_like(rng, x):
+    """A third loudspeaker family, for training only (the development scenes' hard loudspeaker is
+    never heard): a small driver (a 150–400 Hz high-pass), memory before the nonlinearity (a short
+    decaying filter), a polynomial of second to fifth order, the cabinet's upper limit (a 4.5–7.5
+    kHz low-pass), and the capture side's fast compressor (2:1–5:1 over a threshold 6–20 dB under
+    the peaks, following the level over 5–30 ms)."""
+    rate = ev.RATE
+    peak = np.percentile(np.abs(x), 99.9) + 1e-9
+    u = scipy.signal.lfilter(*scipy.signal.butter(2, rng.uniform(150, 400), "highpass", fs=rate), x / peak)
+    u = scipy.signal.lfilter(np.exp(-np.arange(int(rng.integers(2, 8))) * rng.uniform(0.5, 2)), 1, u)
+    u /= np.percentile(np.abs(u), 99.9) + 1e-9
+    y = u + rng.uniform(0, 0.3) * u ** 2 - rng.uniform(0, 0.4) * u ** 3 + rng.uniform(-0.1, 0.2) * u ** 5
+    y = scipy.signal.lfilter(*scipy.signal.butter(2, rng.uniform(4500, 7500), "lowpass", fs=rate), y)
+    a = np.exp(-1 / (rng.uniform(0.005, 0.03) * rate))
+    envelope = scipy.signal.lfilter([1 - a], [1, -a], np.abs(y)) + 1e-9
+    threshold = np.percentile(np.abs(y), 99.9) * 10 ** (-rng.uniform(6, 20) / 20)
+    y *= np.minimum(1, (threshold / envelope) ** (1 - 1 / rng.uniform(2, 5)))
+    return scipy.signal.lfilter(*scipy.signal.butter(1, 20, "highpass", fs=rate), y) * peak
+
+
+def echo_of(rng, bank, far, model):
+    """The far end through a loudspeaker of `model` ("soft", "linear" or "device") into a room,
+    a device's loudspeaker on its own clock in a third of them."""
+    if model != "device":
+        return ev.loudspeaker(far, ev.room(rng, bank), rng.uniform(0, 0.3), 0, rng=rng, model=model)
+    drift = rng.uniform(-200, 200) if rng.random() < 0.3 else 0
+    return ev.loudspeaker(device_like(rng, far), ev.room(rng, bank), rng.uniform(0, 0.3), 0, drift_ppm=drift, rng=rng)
+
+
+def coming_and_going(rng, bank, count, models=("soft", "linear")):
     """Scenes of 20 s whose near talker comes and goes throughout."""
     rate, n = ev.RATE, 20 * ev.RATE
     for i in range(count):
         far, speaker = ev.talk(rng, bank, 20)
         near, _ = ev.talk(rng, bank, 20, exclude=speaker)
-        model = ("soft", "linear")[i % 2]
-        echo = ev.loudspeaker(far, ev.room(rng, bank), rng.uniform(0, 0.3), 0, rng=rng, model=model)
+        model = models[i % len(models)]
+        echo = echo_of(rng, bank, far, model)
         if rng.random() < 0.3:
-            moved = ev.loudspeaker(far, ev.room(rng, bank), rng.uniform(0, 0.3), 0, rng=rng, model=model)
+            moved = echo_of(rng, bank, far, model)
             at = int(rng.uniform(6, 14) * rate)
             echo[at:] = moved[at:]
         t = np.arange(n) / rate
@@ -122,10 +153,14 @@ def make_scenes(args):
     usual = [s for model, seed in (("soft", 501), ("linear", 502), ("soft", 503))
              for s in ev.scenes(bank, seed=seed, per_kind=args.per_kind, model=model) if s["kind"] != "drift"]
     scenes = usual + list(coming_and_going(np.random.default_rng(11), bank, args.coming_and_going))
+    scenes += list(coming_and_going(np.random.default_rng(12), bank, args.device_like, models=("device",)))
     os.makedirs(args.out, exist_ok=True)
     for i, s in enumerate(scenes):
+        path = os.path.join(args.out, f"scene{i:04d}.npz")
+        if os.path.exists(path):  # the same seeds make the same scene: only what is missing is run
+            continue
         linear = linear_output(args.earshot, s["mic"], s["far"])
-        save_whole(os.path.join(args.out, f"scene{i:04d}.npz"), lambda f: np.savez(f, mic=s["mic"], near=s["near"], linear=linear))
+        save_whole(path, lambda f: np.savez(f, mic=s["mic"], near=s["near"], linear=linear))
     print(f"{len(scenes)} scenes in {args.out}")
 
 
@@ -212,7 +247,7 @@ def judge(args):
     model = load_mask(args.weights or os.path.join(args.out, "mask.pt"))
     settings = [(float(f) if f != "none" else None, float(p), False) for f in args.floors.split(",") for p in args.exponents.split(",")]
     settings += [(None, float(p), True) for p in args.after_suppressor.split(",") if p]
-    suppressed = lambda mic, far: np.asarray(ev.earshot(args.earshot, mic, far))[:len(mic)]
+    suppressed = lambda mic, far: np.asarray(ev.earshot(args.earshot, mic, far, ["--echo-mask", "0"]))[:len(mic)]
     real = [(name, talk, mic, far, linear_output(args.earshot, mic, far), suppressed(mic, far))
             for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
     if not any(r[1] == "st" for r in real) or not any(r[1] == "dt" for r in real):
@@ -256,6 +291,8 @@ def main():
     parser.add_argument("--earshot", default=".build/release/earshot")
     parser.add_argument("--per-kind", type=int, default=12, help="scenes of each kind from each of evaluate.py's three seeds")
     parser.add_argument("--coming-and-going", type=int, default=150, help="scenes whose near talker comes and goes")
+    parser.add_argument("--device-like", type=int, default=0,
+                        help="more such scenes through a third loudspeaker family (memory, a polynomial, a capture-side compressor, drift)")
     parser.add_argument("--steps", type=int, default=2000)
     parser.add_argument("--threads", type=int, help="CPU threads for training (all by default)")
     parser.add_argument("--asymmetry", type=float, default=0.0,
