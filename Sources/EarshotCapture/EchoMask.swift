@@ -23,30 +23,9 @@ public final class EchoMask: Sendable {
     private let output: DenseLayer
 
     /// One canceller's recurrent memory and scratch.
-    public final class State {
-        let hidden: UnsafeMutableBufferPointer<Float>
-        let features: UnsafeMutableBufferPointer<Float>
-        let layer: UnsafeMutableBufferPointer<Float>
-        let gi: UnsafeMutableBufferPointer<Float>
-        let gh: UnsafeMutableBufferPointer<Float>
+    public typealias State = RecurrentState
 
-        init(hidden size: Int) {
-            hidden = .allocate(capacity: size)
-            features = .allocate(capacity: 3 * EchoMask.bins)
-            layer = .allocate(capacity: size)
-            gi = .allocate(capacity: 3 * size)
-            gh = .allocate(capacity: 3 * size)
-            reset()
-        }
-
-        deinit {
-            for buffer in [hidden, features, layer, gi, gh] { buffer.deallocate() }
-        }
-
-        public func reset() { hidden.update(repeating: 0) }
-    }
-
-    public func makeState() -> State { State(hidden: hidden) }
+    public func makeState() -> State { State(features: 3 * Self.bins, hidden: hidden, layers: 1) }
 
     /// The mask shipped with Earshot, read once.
     public static func bundled() throws -> EchoMask { try bundledMask.get() }
@@ -81,13 +60,13 @@ public final class EchoMask: Sendable {
         Self.logPowers(echo, into: features + 2 * bins)
         input.apply(features, into: state.layer.baseAddress!)
         for j in 0..<hidden { state.layer[j] = max(0, state.layer[j]) }
-        recurrent.step(state.layer.baseAddress!, h: state.hidden.baseAddress!, gi: state.gi.baseAddress!, gh: state.gh.baseAddress!)
-        output.apply(state.hidden.baseAddress!, into: gains)
+        let memory = state.hidden[0].baseAddress!
+        recurrent.step(state.layer.baseAddress!, h: memory, gi: state.gi.baseAddress!, gh: state.gh.baseAddress!)
+        output.apply(memory, into: gains)
         for k in 0..<bins { gains[k] = sigmoid(gains[k]) }
     }
 
     private static func logPowers(_ power: UnsafePointer<Float>, into features: UnsafeMutablePointer<Float>) {
-        // A NaN would stay in the recurrent state for good: read it as silence.
-        for k in 0..<bins { features[k] = log10f((power[k].isNaN ? 0 : power[k]) + 1e-10) }
+        for k in 0..<bins { features[k] = logPower(power[k]) }
     }
 }

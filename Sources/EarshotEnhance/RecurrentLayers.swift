@@ -60,6 +60,47 @@ package struct GRULayer: Sendable {
     }
 }
 
+/// A recurrent network's memory and scratch for one stream, allocated once: `hidden` (one
+/// vector per GRU layer), the frame's `features`, a `layer` between, and the GRU's gate scratch.
+public final class RecurrentState {
+    package let hidden: [UnsafeMutableBufferPointer<Float>]
+    package let features: UnsafeMutableBufferPointer<Float>
+    package let layer: UnsafeMutableBufferPointer<Float>
+    package let gi: UnsafeMutableBufferPointer<Float>
+    package let gh: UnsafeMutableBufferPointer<Float>
+
+    package init(features count: Int, hidden size: Int, layers: Int) {
+        hidden = (0..<layers).map { _ in .allocate(capacity: size) }
+        features = .allocate(capacity: count)
+        layer = .allocate(capacity: size)
+        gi = .allocate(capacity: 3 * size)
+        gh = .allocate(capacity: 3 * size)
+        reset()
+    }
+
+    deinit {
+        for h in hidden { h.deallocate() }
+        features.deallocate()
+        layer.deallocate()
+        gi.deallocate()
+        gh.deallocate()
+    }
+
+    public func reset() {
+        for h in hidden { h.update(repeating: 0) }
+    }
+
+    /// Takes over another state's memory (the same network's).
+    public func copy(from other: RecurrentState) {
+        for (mine, theirs) in zip(hidden, other.hidden) { _ = mine.update(fromContentsOf: theirs) }
+    }
+}
+
+/// A power as a network's feature: its log, with NaN and infinity read as silence (either would
+/// stay in the recurrent state for good).
+@inline(__always)
+package func logPower(_ power: Float) -> Float { log10f((power.isFinite ? power : 0) + 1e-10) }
+
 /// Networks run on the audio thread: OpenBLAS's own worker threads would only wait on it (and,
 /// on a loaded machine, stall it for milliseconds). Called where a network is loaded.
 package func runBLASOnTheCallingThread() { openblas_set_num_threads(1) }

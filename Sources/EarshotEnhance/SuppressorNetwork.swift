@@ -21,41 +21,9 @@ public final class SuppressorNetwork: Sendable {
     private let output: DenseLayer
 
     /// One channel's recurrent memory and scratch.
-    public final class State {
-        let hidden: [UnsafeMutableBufferPointer<Float>]
-        let features: UnsafeMutableBufferPointer<Float>
-        let layer: UnsafeMutableBufferPointer<Float>
-        let gi: UnsafeMutableBufferPointer<Float>
-        let gh: UnsafeMutableBufferPointer<Float>
+    public typealias State = RecurrentState
 
-        init(bins: Int, hidden size: Int, layers: Int) {
-            hidden = (0..<layers).map { _ in .allocate(capacity: size) }
-            features = .allocate(capacity: bins)
-            layer = .allocate(capacity: size)
-            gi = .allocate(capacity: 3 * size)
-            gh = .allocate(capacity: 3 * size)
-            reset()
-        }
-
-        deinit {
-            for h in hidden { h.deallocate() }
-            features.deallocate()
-            layer.deallocate()
-            gi.deallocate()
-            gh.deallocate()
-        }
-
-        public func reset() {
-            for h in hidden { h.update(repeating: 0) }
-        }
-
-        /// Takes over another state's memory (the same network's).
-        public func copy(from other: State) {
-            for (mine, theirs) in zip(hidden, other.hidden) { _ = mine.update(fromContentsOf: theirs) }
-        }
-    }
-
-    public func makeState() -> State { State(bins: bins, hidden: hidden, layers: recurrent.count) }
+    public func makeState() -> State { State(features: bins, hidden: hidden, layers: recurrent.count) }
 
     /// The network shipped with Earshot, read once.
     public static func bundled() throws -> SuppressorNetwork { try bundledNetwork.get() }
@@ -98,8 +66,7 @@ public final class SuppressorNetwork: Sendable {
     /// energy (Σw², so either frame size reads the same level). Advances `state` one frame.
     public func gains(power: UnsafePointer<Float>, state: State, into gains: UnsafeMutablePointer<Float>) {
         let features = state.features.baseAddress!
-        // A NaN would stay in the recurrent state for good: read it as silence.
-        for k in 0..<bins { features[k] = log10f((power[k].isNaN ? 0 : power[k]) + 1e-10) }
+        for k in 0..<bins { features[k] = logPower(power[k]) }
         input.apply(features, into: state.layer.baseAddress!)
         for j in 0..<hidden { state.layer[j] = tanhf(state.layer[j]) }
         var x = UnsafePointer(state.layer.baseAddress!)

@@ -92,6 +92,14 @@ import Testing
         #expect(abs(difference) < 1, "near end changed by \(difference) dB")
     }
 
+    /// A microphone hearing `echo`, faint noise and, from `start` on, `talk` (its syllables 0.2 s
+    /// late, so they fall between the far end's); returns it and the near end alone.
+    func doubleTalk(echo: [Float], talk: [Float], from start: Int) -> (mic: [Float], near: [Float]) {
+        let near = echo.indices.map { $0 >= start ? talk[$0 - Int(0.2 * rate)] : 0 }
+        let mic = zip(zip(echo, near).map { $0 + $1 }, noise(count: echo.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        return (mic, near)
+    }
+
     @Test func suppressesDeeperWhileTheFarEndPlaysAloneAndKeepsTheNearEndInDoubleTalk() throws {
         let far = talker(seconds: 12, seed: 1)
         let start = Int(8 * rate)
@@ -99,9 +107,7 @@ import Testing
         // gains move over about 50 ms, so a syllable's onset right after the far end's loses a
         // little: up to 3 dB of level is allowed, and the distortion is held to −8 dB.
         // (The suppressor alone: the learned mask also lowers a near end that is not speech.)
-        let talk = talker(seconds: 12, seed: 5)
-        let near = far.indices.map { $0 >= start ? talk[$0 - Int(0.2 * rate)] : 0 }
-        let mic = zip(zip(echo(of: far), near).map { $0 + $1 }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let (mic, near) = doubleTalk(echo: echo(of: far), talk: talker(seconds: 12, seed: 5), from: start)
         let canceller = EchoCanceller(maskExponent: 0)
         let out = try cancel(mic: mic, far: far, canceller: canceller)
         let latency = canceller.latencySamples
@@ -190,9 +196,7 @@ import Testing
     @Test func theLearnedMaskTakesMoreOfWhatTheSuppressorLeaves() throws {
         let far = voice(seconds: 14, seed: 1)
         let start = Int(10 * rate)
-        let talk = voice(seconds: 14, seed: 5)
-        let near = far.indices.map { $0 >= start ? talk[$0 - Int(0.2 * rate)] : 0 }
-        let mic = zip(zip(distortedEcho(of: far), near).map { $0 + $1 }, noise(count: far.count, seed: 2, amplitude: 0.0005)).map { $0 + $1 }
+        let (mic, near) = doubleTalk(echo: distortedEcho(of: far), talk: voice(seconds: 14, seed: 5), from: start)
         let alone = (start - 4 * Int(rate))..<start, both = (start + Int(rate))..<(far.count - Int(0.01 * rate))
         func measured(_ canceller: EchoCanceller) throws -> (erle: Double, nearLoss: Double) {
             let out = try cancel(mic: mic, far: far, canceller: canceller)

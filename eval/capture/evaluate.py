@@ -146,6 +146,20 @@ def scenes(bank, seed=2031, per_kind=6, model="linear"):
 
 # --- systems ------------------------------------------------------------------------------
 
+SYSTEM_KEYS = ("earshot", "speex", "aec3")
+
+
+def chosen(systems, only):
+    """The values of `systems` (keyed by SYSTEM_KEYS) that `--only` names, in their order; all
+    of them where it names none. An unknown name ends the run with one line."""
+    if not only:
+        return list(systems.values())
+    unknown = set(only.split(",")) - set(systems)
+    if unknown:
+        sys.exit(f"--only: unknown systems {','.join(sorted(unknown))} ({', '.join(SYSTEM_KEYS)})")
+    return [systems[k] for k in systems if k in only.split(",")]
+
+
 def earshot(binary, mic, far, extra=()):
     with tempfile.TemporaryDirectory() as d:
         sf.write(f"{d}/mic.wav", mic.astype(np.float32), RATE, subtype="FLOAT")
@@ -252,12 +266,7 @@ def main():
         sys.exit(f"no LibriSpeech speech or noise under {args.data}: the echo scenes need ../shared/data")
     speex = Speex()
     systems = {"Earshot": lambda m, f: earshot(args.earshot, m, f, args.aec_option), "SpeexDSP MDF + preprocess": speex, "WebRTC AEC3": aec3}
-    if args.only:
-        keys = dict(zip(["earshot", "speex", "aec3"], systems))
-        unknown = set(args.only.split(",")) - set(keys)
-        if unknown:
-            sys.exit(f"--only: unknown systems {','.join(sorted(unknown))} (earshot, speex, aec3)")
-        systems = {keys[k]: systems[keys[k]] for k in args.only.split(",")}
+    systems = {label: systems[label] for label in chosen(dict(zip(SYSTEM_KEYS, systems)), args.only)}
     rows = {name: {} for name in systems}
     for scene in scenes(bank, seed=args.seed, per_kind=args.per_kind, model=args.loudspeaker):
         mic, far, near, kind = scene["mic"], scene["far"], scene["near"], scene["kind"]

@@ -21,7 +21,7 @@ import sys
 import numpy as np
 import soundfile as sf
 
-from eval.capture.evaluate import RATE, Speex, aec3, aecmos, earshot, level
+from eval.capture.evaluate import RATE, Speex, aec3, aecmos, chosen, earshot, level
 
 
 def recordings(folder):
@@ -58,12 +58,12 @@ def main():
         sys.exit(f"no real echo recordings under {folder}")
     systems = {"earshot": ("Earshot", lambda m, f: earshot(args.earshot, m, f, args.aec_option)),
                "speex": ("SpeexDSP MDF + preprocess", Speex()), "aec3": ("WebRTC AEC3", aec3)}
-    chosen = [k for k in systems if not args.only or k in args.only.split(",")]
-    rows = {k: [] for k in chosen}
+    keys = chosen({k: k for k in systems}, args.only)
+    rows = {k: [] for k in keys}
     print("| recording | talk | system | ERLE from 2 s (dB) | worst 0.5 s (dB) | AECMOS echo | AECMOS degradation |")
     print("|---|---|---|---|---|---|---|")
     for name, talk, mic, far in recordings(folder):
-        for key in chosen:
+        for key in keys:
             label, system = systems[key]
             out = np.asarray(system(mic, far))[:len(mic)]
             e = level(mic[2 * RATE:]) - level(out[2 * RATE:]) if talk == "st" else float("nan")
@@ -74,7 +74,7 @@ def main():
             print(f"| {short} | {talk} | {label} | {e:.1f} | {worst:+.1f} | {echo_mos:.2f} | {deg_mos:.2f} |", flush=True)
     print("\n| system | median ERLE, single talk | worst 0.5 s, any | AECMOS echo, single talk | AECMOS echo / degradation, double talk |")
     print("|---|---|---|---|---|")
-    for key in chosen:
+    for key in keys:
         r = rows[key]
         st = [v for v in r if v[0] == "st"]
         dt = [v for v in r if v[0] == "dt"]
