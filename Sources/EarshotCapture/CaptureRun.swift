@@ -129,14 +129,16 @@ extension EchoCanceller {
     /// recording, written to `output` at the microphone's rate and sample format, lined up with it.
     /// Both are mixed to mono; the far end is resampled to the microphone's rate.
     public static func cancel(microphone path: String, farEnd: String, tailSeconds: Double, floorDB: Double, overestimateDB: Double,
-                              maskExponent: Double, to output: String) throws {
+                              maskExponent: Double, comfortNoiseDB: Double?, to output: String) throws {
         let recording = try MonoRecording(path: path)
         let rate = recording.info.sampleRate
         guard (8_000...48_000).contains(rate) else { throw CaptureError.echoRecordingRate(path: path, rate: rate) }
         let (far, tail) = try recording.farEnd(farEnd, longestTailSeconds: tailSeconds)
         let sink = MemorySink(channelCount: 2)
+        let canceller = EchoCanceller(tailSeconds: tail, floorDB: floorDB, overestimateDB: overestimateDB,
+                                      maskExponent: maskExponent, comfortNoiseDB: comfortNoiseDB)
         try Runner(blockFrames: 1024, compensateLatency: true)
-            .run(source: MemorySource(channels: [recording.samples, far], sampleRate: rate), chain: EchoCanceller(tailSeconds: tail, floorDB: floorDB, overestimateDB: overestimateDB, maskExponent: maskExponent), sink: sink)
+            .run(source: MemorySource(channels: [recording.samples, far], sampleRate: rate), chain: canceller, sink: sink)
         let cleaned = Array(sink.channels[0].prefix(recording.samples.count))
         try AudioFile.write(AudioBuffer(channels: [cleaned]), to: output, sampleRate: rate, sampleFormat: recording.info.sampleFormat)
     }

@@ -76,6 +76,8 @@ struct EchoCancel: ParsableCommand {
     var overestimate: Double = EchoCanceller.defaultOverestimateDB
     @Option(help: "How strongly the learned residual echo mask acts, 0 to 1 (its gains raised to this power; 0 turns it off; 16 kHz and above).")
     var echoMask: Double = EchoCanceller.defaultMaskExponent
+    @Option(help: "Comfort noise where echo was suppressed, in dB relative to the room's own noise there (-40 to 10), or 'off'.")
+    var comfortNoise = ComfortNoiseLevel(EchoCanceller.defaultComfortNoiseDB)
 
     func validate() throws {
         guard tail.isFinite, tail >= 0.05, tail <= 2 else { throw ValidationError("--tail must be between 0.05 and 2 s, not \(tail)") }
@@ -88,13 +90,35 @@ struct EchoCancel: ParsableCommand {
         guard echoMask.isFinite, (0...1).contains(echoMask) else {
             throw ValidationError("--echo-mask must be between 0 and 1, not \(echoMask)")
         }
+        if let db = comfortNoise.db, !(db.isFinite && (-40...10).contains(db)) {
+            throw ValidationError("--comfort-noise must be between -40 and 10 dB or 'off', not \(db)")
+        }
     }
 
     func run() throws {
         try OutputPath.refuseOverwriting(output, inputs: [mic, far])
         try EchoCanceller.cancel(microphone: mic, farEnd: far, tailSeconds: tail, floorDB: suppressionFloor, overestimateDB: overestimate,
-                                   maskExponent: echoMask, to: output)
+                                   maskExponent: echoMask, comfortNoiseDB: comfortNoise.db, to: output)
     }
+}
+
+/// `--comfort-noise`: a level in dB, or `off`.
+struct ComfortNoiseLevel: ExpressibleByArgument {
+    let db: Double?
+
+    init(_ db: Double?) { self.db = db }
+
+    init?(argument: String) {
+        if argument == "off" {
+            db = nil
+        } else if let db = Double(argument) {
+            self.db = db
+        } else {
+            return nil
+        }
+    }
+
+    var defaultValueDescription: String { db.map { String(format: "%g", $0) } ?? "off" }
 }
 
 /// `earshot soundcheck [FILE]`: what is wrong with a microphone signal, and how to fix it.

@@ -36,7 +36,10 @@ import Testing
                               ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--overestimate", "25"],
                               ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--overestimate", "nan"],
                               ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--echo-mask", "1.5"],
-                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--echo-mask", "nan"]] {
+                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--echo-mask", "nan"],
+                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--comfort-noise", "20"],
+                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--comfort-noise", "nan"],
+                              ["aec", "--mic", "mic.wav", "--far", "mic.wav", "-o", "out.wav", "--comfort-noise", "loud"]] {
                 let result = try runProgram(earshotPath, arguments, directory: dir)
                 #expect(result.status == 2, "\(arguments): \(result.stderr)")
                 #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")

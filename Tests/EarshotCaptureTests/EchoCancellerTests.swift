@@ -227,6 +227,29 @@ import Testing
         }
     }
 
+    @Test func comfortNoiseKeepsTheRoomWhileTheEchoIsTaken() throws {
+        // The far end plays for 8 s over a room's steady noise, then stops: the room alone is
+        // the level the background should keep while the echo is taken. (The suppressor alone:
+        // the learned mask also lowers a near end that is not speech, this white noise.)
+        let far = talker(seconds: 8, seed: 1) + [Float](repeating: 0, count: Int(3 * rate))
+        let room = noise(count: far.count, seed: 2, amplitude: 0.003)
+        let mic = zip(echo(of: far), room).map { $0 + $1 }
+        func background(_ canceller: EchoCanceller) throws -> (whileEcho: Double, alone: Double) {
+            let out = try cancel(mic: mic, far: far, canceller: canceller)
+            let latency = canceller.latencySamples
+            let echoing = Int(4 * rate)..<Int(8 * rate), quiet = Int(9 * rate)..<(far.count - latency)
+            func level(_ span: Range<Int>) -> Double {
+                20 * log10(rms(out[(span.lowerBound + latency)..<(span.upperBound + latency)]) / rms(room[span]))
+            }
+            return (level(echoing), level(quiet))
+        }
+        let without = try background(EchoCanceller(maskExponent: 0, comfortNoiseDB: nil))
+        let with = try background(EchoCanceller(maskExponent: 0))
+        #expect(abs(with.alone) < 1 && abs(without.alone) < 1, "the room alone passes: \(with.alone), \(without.alone) dB")
+        #expect(without.whileEcho < -10, "without comfort noise the room drops out while the echo is taken: \(without.whileEcho) dB")
+        #expect(with.whileEcho > -6 && with.whileEcho < 1, "with it, the room stays: \(with.whileEcho) dB against the room alone")
+    }
+
     @Test func learnsTheEchoPathItselfAndFollowsItWhenItChanges() throws {
         // Suppression off: what is measured is the adaptive filter alone.
         let far = talker(seconds: 16, seed: 1)
