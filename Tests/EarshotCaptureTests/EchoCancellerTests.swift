@@ -65,6 +65,8 @@ import Testing
         try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2) { EchoCanceller(maskExponent: 0) })
         try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2) { EchoCanceller(maskExponent: 0.5) })
         try expectKept(ProcessorContract(sampleRate: 48_000, channelCount: 2) { EchoCanceller(maskExponent: 0.5) })
+        try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2) { EchoCanceller(comfortNoiseDB: 0) })
+        try expectKept(ProcessorContract(sampleRate: 48_000, channelCount: 2) { EchoCanceller(comfortNoiseDB: 0) })
         // Narrowing (after 1 s of far end, 2 s of this talker) and the steps after it keep it too.
         let far = talker(seconds: 4, seed: 1)
         try expectKept(ProcessorContract(sampleRate: rate, channelCount: 2, input: [echo(of: far, delaySeconds: 0.2), far]) {
@@ -216,7 +218,8 @@ import Testing
         let silent = Int(6 * rate)
         let heard = echo(of: far).enumerated().map { $0.offset < silent ? $0.element : 0 }
         let mic = zip(heard, noise(count: far.count, seed: 2, amplitude: 0.003)).map { $0 + $1 }
-        for canceller in [EchoCanceller(), EchoCanceller(floorDB: 0, maskExponent: 0), EchoCanceller(maskExponent: 1)] {
+        for canceller in [EchoCanceller(), EchoCanceller(floorDB: 0, maskExponent: 0), EchoCanceller(maskExponent: 1),
+                          EchoCanceller(comfortNoiseDB: 0)] {
             let out = try cancel(mic: mic, far: far, canceller: canceller)
             let latency = canceller.latencySamples, window = Int(0.5 * rate)
             var worst = -Double.infinity
@@ -244,7 +247,7 @@ import Testing
             return (level(echoing), level(quiet))
         }
         let without = try background(EchoCanceller(maskExponent: 0, comfortNoiseDB: nil))
-        let with = try background(EchoCanceller(maskExponent: 0))
+        let with = try background(EchoCanceller(maskExponent: 0, comfortNoiseDB: 0))
         #expect(abs(with.alone) < 1 && abs(without.alone) < 1, "the room alone passes: \(with.alone), \(without.alone) dB")
         #expect(without.whileEcho < -10, "without comfort noise the room drops out while the echo is taken: \(without.whileEcho) dB")
         #expect(with.whileEcho > -6 && with.whileEcho < 1, "with it, the room stays: \(with.whileEcho) dB against the room alone")
