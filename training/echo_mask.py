@@ -11,13 +11,16 @@ throughout, −10…+15 dB under the echo, with the capture side's slow gain cha
 noise 25–45 dB down and paths that move (`--device-like` adds such scenes through a third
 loudspeaker family, `device_like`). It is judged on the real device recordings
 (`eval/capture/real_devices.py`'s measures) and on the development speakers' hard-loudspeaker
-scenes, a model family no generator holds.
+scenes, a model family no generator holds. `train --over suppressor` trains instead a mask that
+also reads the suppressor's output (`earshot aec --echo-mask 0`, kept in each scene) and acts
+after it, its gains measured over that output (measured, not shipped: docs/capture.md).
 
     .venv/bin/python training/echo_mask.py scenes --out training/data/echo-mask [--device-like 150]
     .venv/bin/python training/echo_mask.py train --out training/data/echo-mask --steps 2000
     .venv/bin/python training/echo_mask.py export   # the shipped weights and their Swift parity fixture
     .venv/bin/python training/echo_mask.py judge --out training/data/echo-mask --floors none,-25 --exponents 1,0.5
     .venv/bin/python training/echo_mask.py judge --scenes soft-train --floors none --exponents 1 --after-suppressor 0.05,0.1,0.2,0.35
+    .venv/bin/python training/echo_mask.py train --over suppressor --steps 3000 --weights training/data/echo-mask/mask-over.pt
 """
 import argparse
 import os
@@ -42,14 +45,18 @@ def stft(x):
     return torch.stft(torch.as_tensor(np.asarray(x, dtype=np.float32)), FFT, HOP, window=WINDOW, return_complex=True, center=True)
 
 
-def features(mic, out):
-    return torch.cat([torch.log10(x.abs() ** 2 + 1e-10) for x in (mic, out, mic - out)], 0).T
+def features(mic, out, suppressed=None):
+    """Log powers of the microphone, the filter's output and its echo estimate, and of the
+    suppressor's output where the mask is trained to follow it."""
+    heard = (mic, out, mic - out) + (() if suppressed is None else (suppressed,))
+    return torch.cat([torch.log10(x.abs() ** 2 + 1e-10) for x in heard], 0).T
 
 
 class Mask(nn.Module):
-    def __init__(self, hidden=128):
+    def __init__(self, hidden=128, inputs=3):
         super().__init__()
-        self.inp, self.gru, self.out = nn.Linear(3 * (FFT // 2 + 1), hidden), nn.GRU(hidden, hidden, batch_first=True), nn.Linear(hidden, FFT // 2 + 1)
+        self.inputs = inputs
+        self.inp, self.gru, self.out = nn.Linear(inputs * (FFT // 2 + 1), hidden), nn.GRU(hidden, hidden, batch_first=True), nn.Linear(hidden, FFT // 2 + 1)
 
     def forward(self, x):
         z, _ = self.gru(torch.relu(self.inp((x + 5) / 3)))
@@ -65,10 +72,11 @@ def spectra(mic, linear):
 
 def masked(model, mic, linear, floor_db=None, exponent=1.0, suppressed=None):
     """The mask (floored, raised to `exponent`) over the filter's output, or, given `suppressed`
-    (`earshot aec`'s own output), over that: the network's gains after the suppressor's."""
+    (`earshot aec`'s own output), over that: the network's gains after the suppressor's. A mask
+    that reads the suppressor's output is always given it."""
     d, e = spectra(mic, linear)
     with torch.no_grad():
-        m = model(features(d, e)[None])[0].T
+        m = model(features(d, e, stft(suppressed) if model.inputs == 4 else None)[None])[0].T
     if floor_db is not None:
         m = torch.clamp(m, min=10 ** (floor_db / 20))
     if suppressed is not None:
@@ -88,6 +96,11 @@ def save_whole(path, write):
 
 def linear_output(binary, mic, far):
     return np.asarray(ev.earshot(binary, mic, far, ["--suppression-floor", "0", "--echo-mask", "0"]))[:len(mic)]
+
+
+def suppressed_output(binary, mic, far):
+    """What the canceller passes on without the mask: the linear filter and its suppressor."""
+    return np.asarray(ev.earshot(binary, mic, far, ["--echo-mask", "0"]))[:len(mic)]
 
 
 def device_like(rng, x):
@@ -157,10 +170,13 @@ def make_scenes(args):
     os.makedirs(args.out, exist_ok=True)
     for i, s in enumerate(scenes):
         path = os.path.join(args.out, f"scene{i:04d}.npz")
-        if os.path.exists(path):  # the same seeds make the same scene: only what is missing is run
+        # The same seeds make the same scene: only what is missing is run.
+        have = dict(np.load(path)) if os.path.exists(path) else {}
+        if "suppressed" in have:
             continue
-        linear = linear_output(args.earshot, s["mic"], s["far"])
-        save_whole(path, lambda f: np.savez(f, mic=s["mic"], near=s["near"], linear=linear))
+        linear = have["linear"] if "linear" in have else linear_output(args.earshot, s["mic"], s["far"])
+        shipped = suppressed_output(args.earshot, s["mic"], s["far"])
+        save_whole(path, lambda f: np.savez(f, mic=s["mic"], near=s["near"], linear=linear, suppressed=shipped))
     print(f"{len(scenes)} scenes in {args.out}")
 
 
@@ -169,12 +185,18 @@ def train(args):
     for name in sorted(f for f in os.listdir(args.out) if f.startswith("scene") and f.endswith(".npz")):
         z = np.load(os.path.join(args.out, name))
         d, e = spectra(z["mic"], z["linear"])
-        examples.append((features(d, e), e.abs().T, stft(z["near"]).abs().T))
+        if args.over == "filter":
+            examples.append((features(d, e), e.abs().T, stft(z["near"]).abs().T))
+        elif "suppressed" in z:
+            s = stft(z["suppressed"])
+            examples.append((features(d, e, s), s.abs().T, stft(z["near"]).abs().T))
+        else:
+            sys.exit(f"{name} holds no suppressor output: run `echo_mask.py scenes` again")
     if not examples:
         sys.exit(f"no scenes in {args.out}: run `echo_mask.py scenes` first")
     torch.manual_seed(0)
     torch.set_num_threads(args.threads or os.cpu_count() or 1)
-    model, rng, frames, start = Mask(), np.random.default_rng(0), 600, time.time()
+    model, rng, frames, start = Mask(inputs=3 if args.over == "filter" else 4), np.random.default_rng(0), 600, time.time()
     optimiser = torch.optim.Adam(model.parameters(), 1e-3)
     for step in range(args.steps):
         batch = []
@@ -201,8 +223,9 @@ def train(args):
 def load_mask(path):
     if not os.path.exists(path):
         sys.exit(f"no {path}: run `echo_mask.py train` first")
-    model = Mask()
-    model.load_state_dict(torch.load(path))
+    weights = torch.load(path)
+    model = Mask(inputs=weights["inp.weight"].shape[1] // (FFT // 2 + 1))
+    model.load_state_dict(weights)
     model.eval()
     return model
 
@@ -213,6 +236,8 @@ def export(args):
     import json
     from safetensors.torch import save
     model = load_mask(args.weights or os.path.join(args.out, "mask.pt"))
+    if model.inputs != 3:
+        sys.exit("export: EchoMask reads three inputs; a mask trained --over suppressor is measured with `judge` only")
     with torch.no_grad():
         w = model.inp.weight / 3  # (x + 5) / 3
         b = model.inp.bias + model.inp.weight.sum(1) * 5 / 3
@@ -247,7 +272,9 @@ def judge(args):
     model = load_mask(args.weights or os.path.join(args.out, "mask.pt"))
     settings = [(float(f) if f != "none" else None, float(p), False) for f in args.floors.split(",") for p in args.exponents.split(",")]
     settings += [(None, float(p), True) for p in args.after_suppressor.split(",") if p]
-    suppressed = lambda mic, far: np.asarray(ev.earshot(args.earshot, mic, far, ["--echo-mask", "0"]))[:len(mic)]
+    if model.inputs == 4:  # a mask that reads the suppressor's output acts only after it
+        settings = [s for s in settings if s[2]]
+    suppressed = lambda mic, far: suppressed_output(args.earshot, mic, far)
     real = [(name, talk, mic, far, linear_output(args.earshot, mic, far), suppressed(mic, far))
             for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
     if not any(r[1] == "st" for r in real) or not any(r[1] == "dt" for r in real):
@@ -297,6 +324,8 @@ def main():
     parser.add_argument("--threads", type=int, help="CPU threads for training (all by default)")
     parser.add_argument("--asymmetry", type=float, default=0.0,
                         help="the near end's shortfall counted this many times more (0: the plain compressed spectral error)")
+    parser.add_argument("--over", choices=["filter", "suppressor"], default="filter",
+                        help="train: the mask over the linear filter's output (3 inputs), or over the suppressor's, which it also reads (4)")
     parser.add_argument("--weights", help="the network's weights (default: mask.pt in --out)")
     parser.add_argument("--floors", default="none,-25", help="deepest gains in dB, comma-separated ('none': no floor)")
     parser.add_argument("--exponents", default="1,0.5", help="the mask raised to these powers, comma-separated (under 1: gentler)")
