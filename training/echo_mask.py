@@ -170,11 +170,16 @@ def make_scenes(args):
     os.makedirs(args.out, exist_ok=True)
     for i, s in enumerate(scenes):
         path = os.path.join(args.out, f"scene{i:04d}.npz")
-        # The same seeds make the same scene: only what is missing is run.
-        have = dict(np.load(path)) if os.path.exists(path) else {}
-        if "suppressed" in have:
-            continue
-        linear = have["linear"] if "linear" in have else linear_output(args.earshot, s["mic"], s["far"])
+        # The same seeds make the same scene: only what is missing is run (a scene is read only to
+        # see what it holds; its filter output is reused).
+        linear = None
+        if os.path.exists(path):
+            with np.load(path) as have:
+                if "suppressed" in have.files:
+                    continue
+                linear = have["linear"]
+        if linear is None:
+            linear = linear_output(args.earshot, s["mic"], s["far"])
         shipped = suppressed_output(args.earshot, s["mic"], s["far"])
         save_whole(path, lambda f: np.savez(f, mic=s["mic"], near=s["near"], linear=linear, suppressed=shipped))
     print(f"{len(scenes)} scenes in {args.out}")
