@@ -15,6 +15,13 @@ cries), speakers or rooms; its babble (three to six development speakers) is of 
 other voices stand for. A frame is a pause where the talker's power (its room decay and echo
 included) is under a quarter of the noise's there, or 40 dB under the talker's active level.
 
+Beside it, in the same file (`share.layer…`), a second network of the same shape and features:
+the noise's share of each frame's power, trained with cross-entropy on that share as a soft
+target (torch), on mixtures of the same kind of which three in ten carry synthetic knocks,
+bangs and rattles; the sound check adds what it finds under the words to the pauses' noise.
+`--only pauses|share` trains one and keeps the other as shipped (the shipped share network:
+`--only share`).
+
 UrbanSound8K is CC BY-NC 3.0: weights trained with it are for non-commercial use. `--no-urbansound`
 leaves it out.
 
@@ -35,6 +42,10 @@ from training import pause_features
 from training import realaudio
 from eval.soundcheck.build_set import active_power, room, set_level
 
+TINY = 1e-14
+# The share network's targets stop at −40 dB (PauseDetector.leastNoiseShare).
+SHARE_FLOOR_DB = -40.0
+SHARE_LEAST = 10 ** (SHARE_FLOOR_DB / 10)
 HERE = os.path.dirname(os.path.abspath(__file__))
 WEIGHTS = os.path.join(HERE, "..", "Sources", "EarshotCapture", "Resources", "PauseDetector.safetensors")
 FIXTURE = os.path.join(HERE, "..", "Tests", "EarshotCaptureTests", "Fixtures", "pauses.json")
@@ -76,6 +87,25 @@ def bangs(rng, seconds=10):
         y[t:end] += burst[: end - t] * 10 ** (rng.uniform(-20, 0) / 20)
 
 
+def rattles(rng, seconds=10):
+    """Hammering, rapid fire, typing: stretches of short bursts 40–200 ms apart, of no real
+    recording, whose gaps a low percentile reads as the noise floor."""
+    R = realaudio.RATE
+    y, t = 1e-6 * rng.standard_normal(seconds * R), 0
+    while t < len(y):
+        t += int(rng.uniform(0.2, 3) * R)
+        end, gap = min(len(y), t + int(rng.uniform(0.3, 4) * R)), rng.uniform(0.04, 0.2)
+        tilt, level = rng.uniform(-1, 1), 10 ** (rng.uniform(-10, 0) / 20)
+        while t < end:
+            length = int(rng.uniform(0.005, 0.8 * gap) * R)
+            burst = rng.standard_normal(length) * np.exp(-np.arange(length) / (length / rng.uniform(2, 5)))
+            burst = burst + tilt * np.diff(burst, prepend=0)
+            stop = min(len(y), t + length)
+            y[t:stop] += burst[: stop - t] * level * 10 ** (rng.uniform(-4, 0) / 20)
+            t += int(gap * rng.uniform(0.7, 1.3) * R)
+    return y
+
+
 def mains_hum(rng, n):
     R = realaudio.RATE
     t = np.arange(n) / R
@@ -92,8 +122,9 @@ def voices(rng, bank, n):
     return y
 
 
-def mixture(rng, bank, backgrounds, others):
-    """(features, labels) of the audible frames of one seeded mixture. The talker's signal
+def mixture(rng, bank, backgrounds, others, others_share=0.25):
+    """(features, pause labels, noise shares) of the audible frames of one seeded mixture; a
+    share is the noise's part of the frame's power in dB, within −40…0. The talker's signal
     carries its room's decay and any echo of it: those are not the noise between words."""
     R = realaudio.RATE
     s = bank.speech[int(rng.integers(len(bank.speech)))]
@@ -115,7 +146,7 @@ def mixture(rng, bank, backgrounds, others):
         # Another voice as loud as the talker's is a conversation, not a recording of one talker.
         noise, lowest = voices(rng, bank, len(s)), 3
     else:
-        pool = others if others and rng.random() < 0.25 else backgrounds
+        pool = others if others and rng.random() < others_share else backgrounds
         noise, lowest = realaudio.segment(rng, pool[int(rng.integers(len(pool)))], len(s)), -5
     noise = noise * np.sqrt(active_power(s) / (np.mean(noise ** 2) + 1e-20) * 10 ** (-rng.uniform(lowest, 45) / 10))
     noise = noise + tone
@@ -133,7 +164,8 @@ def mixture(rng, bank, backgrounds, others):
     talker = pause_features.spectrogram(s).sum(1)
     rest = pause_features.spectrogram(noise).sum(1)
     pause = (talker < 0.25 * rest) | (talker < pause_features.active_level(talker) * 1e-4)
-    return f[audible], pause[audible]
+    share = np.clip(10 * np.log10((rest + TINY) / (talker + rest + TINY)), SHARE_FLOOR_DB, 0)
+    return f[audible], pause[audible], share[audible]
 
 
 def fixture_signal():
@@ -150,6 +182,50 @@ def fixture_signal():
     return (0.05 * voiced + noise).astype(np.float32)
 
 
+def share_mixtures(args, bank, backgrounds, others):
+    """(features, noise shares) of the share network's own mixtures: three in ten draw their
+    noise from synthetic knocks, bangs and rattles, since a burst under a word is what the
+    share network is for."""
+    rng = np.random.default_rng(11)
+    bursty = [bangs(rng) for _ in range(60)] + [rattles(rng) for _ in range(60)]
+    parts = []
+    for _ in range(args.mixtures):
+        burst = rng.random() < 0.3
+        parts.append(mixture(rng, bank, backgrounds, bursty if burst else others, others_share=0.9 if burst else 0.25))
+    return np.concatenate([f for f, _, _ in parts]), np.concatenate([s for _, _, s in parts])
+
+
+def train_share(X, share_db, epochs):
+    """The share network: the pause detector's shape, trained with cross-entropy on the noise's
+    share of each frame (a soft target), so that its output is the expected share, not a guess
+    at the likelier side; the noise's mean power sums the shares linearly."""
+    import torch  # training's own
+    torch.manual_seed(0)
+    torch.set_num_threads(os.cpu_count() or 1)
+    x = torch.tensor(X, dtype=torch.float32)
+    y = torch.tensor(10 ** (share_db / 10), dtype=torch.float32)
+    order = torch.randperm(len(x))
+    held, kept = order[:100_000], order[100_000:]
+    net = torch.nn.Sequential(torch.nn.Linear(pause_features.FEATURES, 64), torch.nn.ReLU(),
+                              torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
+    optimiser = torch.optim.Adam(net.parameters(), 1e-3, weight_decay=1e-5)
+    loss = torch.nn.BCEWithLogitsLoss()
+    for epoch in range(epochs):
+        if epoch == epochs // 2:
+            optimiser.param_groups[0]["lr"] = 3e-4
+        for i in range(0, len(kept), 1024):
+            batch = kept[i:i + 1024]
+            optimiser.zero_grad()
+            loss(net(x[batch])[:, 0], y[batch]).backward()
+            optimiser.step()
+        kept = kept[torch.randperm(len(kept))]
+        with torch.no_grad():
+            print(f"share epoch {epoch + 1}: held-out cross-entropy {float(loss(net(x[held])[:, 0], y[held])):.4f}", flush=True)
+    linear = [m for m in net if isinstance(m, torch.nn.Linear)]
+    return {f"share.layer{i}.weight": m.weight.detach().numpy().astype(np.float32) for i, m in enumerate(linear)} | \
+        {f"share.layer{i}.bias": m.bias.detach().numpy().astype(np.float32) for i, m in enumerate(linear)}
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
@@ -160,30 +236,25 @@ def main():
                         help="train without UrbanSound8K (CC BY-NC 3.0)")
     parser.add_argument("--threshold", type=float, default=0.85,
                         help="the probability over which a frame is a pause (chosen on the tuning set of make eval-soundcheck)")
+    parser.add_argument("--only", choices=["pauses", "share"],
+                        help="train one of the two networks and keep the other as shipped")
     parser.add_argument("--fixture-only", action="store_true", help="only write the test fixture of the shipped weights")
     args = parser.parse_args()
     if args.fixture_only:
         write_fixture(load_file(WEIGHTS))
         return
-    from sklearn.neural_network import MLPClassifier  # training's own: the evaluation borrows `bangs` without it
     bank = realaudio.Bank(args.data, "train")
     if not bank:
         sys.exit(f"no LibriSpeech speech or noise under {args.data}")
     backgrounds, others = noise_pools(args.data, bank, args.urban)
-    rng = np.random.default_rng(1)
-    others += [bangs(rng) for _ in range(60)]
-    parts = [mixture(rng, bank, backgrounds, others) for _ in range(args.mixtures)]
-    X = np.concatenate([f for f, _ in parts])
-    Y = np.concatenate([y for _, y in parts])
-    chosen = rng.permutation(len(X))[: args.frames]
-    print(f"{len(X)} frames from {args.mixtures} mixtures, {Y.mean():.2f} of them pauses; training on {len(chosen)}")
-    model = MLPClassifier(hidden_layer_sizes=(64, 32), alpha=1e-4, batch_size=512, max_iter=args.epochs,
-                          early_stopping=True, random_state=0)
-    model.fit(X[chosen], Y[chosen])
-    print(f"frames judged rightly: {model.score(X[chosen[:50000]], Y[chosen[:50000]]):.3f} (training), "
-          f"validation {model.best_validation_score_:.3f}")
-    tensors = {f"layer{i}.weight": np.ascontiguousarray(w.T, dtype=np.float32) for i, w in enumerate(model.coefs_)}
-    tensors |= {f"layer{i}.bias": b.astype(np.float32) for i, b in enumerate(model.intercepts_)}
+    shipped = load_file(WEIGHTS) if args.only else {}
+    tensors = {k: v for k, v in shipped.items() if k.startswith("share.") == (args.only == "pauses")}
+    if args.only != "share":
+        tensors |= train_pauses(args, bank, backgrounds, list(others))
+    if args.only != "pauses":
+        X, share = share_mixtures(args, bank, backgrounds, list(others))
+        print(f"{len(X)} frames for the share network, mean share {share.mean():.1f} dB")
+        tensors |= train_share(X, share, args.epochs)
     tensors["band_edges"] = pause_features.band_edges().astype(np.float32)
     os.makedirs(os.path.dirname(WEIGHTS), exist_ok=True)
     save_file(tensors, WEIGHTS, metadata={
@@ -193,12 +264,32 @@ def main():
     print(f"wrote {WEIGHTS} and {FIXTURE}")
 
 
-def pause_probability(tensors, f):
-    """The network's forward pass, as PauseDetector.swift runs it."""
+def train_pauses(args, bank, backgrounds, others):
+    """The pause network: whether each frame is a pause."""
+    from sklearn.neural_network import MLPClassifier  # training's own: the evaluation borrows `bangs` without it
+    rng = np.random.default_rng(1)
+    others += [bangs(rng) for _ in range(60)]
+    parts = [mixture(rng, bank, backgrounds, others) for _ in range(args.mixtures)]
+    X = np.concatenate([f for f, _, _ in parts])
+    Y = np.concatenate([y for _, y, _ in parts])
+    chosen = rng.permutation(len(X))[: args.frames]
+    print(f"{len(X)} frames from {args.mixtures} mixtures, {Y.mean():.2f} of them pauses; training on {len(chosen)}")
+    model = MLPClassifier(hidden_layer_sizes=(64, 32), alpha=1e-4, batch_size=512, max_iter=args.epochs,
+                          early_stopping=True, random_state=0)
+    model.fit(X[chosen], Y[chosen])
+    print(f"frames judged rightly: {model.score(X[chosen[:50000]], Y[chosen[:50000]]):.3f} (training), "
+          f"validation {model.best_validation_score_:.3f}")
+    tensors = {f"layer{i}.weight": np.ascontiguousarray(w.T, dtype=np.float32) for i, w in enumerate(model.coefs_)}
+    return tensors | {f"layer{i}.bias": b.astype(np.float32) for i, b in enumerate(model.intercepts_)}
+
+
+def pause_probability(tensors, f, prefix=""):
+    """A network's forward pass, as PauseDetector.swift runs it: the pause network's, or with
+    `prefix` "share." the share network's."""
     h = f.astype(np.float64)
-    layers = sum(1 for name in tensors if name.endswith(".weight"))
+    layers = sum(1 for name in tensors if name.startswith(prefix + "layer") and name.endswith(".weight"))
     for i in range(layers):
-        h = h @ tensors[f"layer{i}.weight"].T.astype(np.float64) + tensors[f"layer{i}.bias"]
+        h = h @ tensors[f"{prefix}layer{i}.weight"].T.astype(np.float64) + tensors[f"{prefix}layer{i}.bias"]
         h = np.maximum(h, 0) if i < layers - 1 else h
     return 1 / (1 + np.exp(-h[:, 0]))
 
@@ -206,11 +297,12 @@ def pause_probability(tensors, f):
 def write_fixture(tensors):
     f, _, _ = pause_features.features(fixture_signal())
     p = pause_probability(tensors, f)
+    share = np.maximum(SHARE_LEAST, pause_probability(tensors, f, "share."))
     os.makedirs(os.path.dirname(FIXTURE), exist_ok=True)
     with open(FIXTURE, "w") as out:
         json.dump({"made_by": "training/train_pauses.py --fixture-only (fixture_signal, features, the shipped weights)",
                    "features": f[::10].round(5).tolist(), "frames": list(range(0, len(f), 10)),
-                   "pause_probability": p.round(5).tolist()}, out)
+                   "pause_probability": p.round(5).tolist(), "noise_share": share[::10].round(6).tolist()}, out)
 
 
 if __name__ == "__main__":

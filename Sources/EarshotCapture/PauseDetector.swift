@@ -25,8 +25,15 @@ struct PauseDetector: Sendable {
 
     /// (first bin, bin after the last) of each band of the 512-point frame.
     let bandEdges: [(Int, Int)]
-    /// Each layer's weights (outputs × inputs, row-major) and biases; ReLU between, logistic out.
-    let layers: [(weights: [Float], bias: [Float])]
+    /// A small network: each layer's weights (outputs × inputs, row-major) and biases; ReLU
+    /// between, one logit out.
+    typealias Network = [(weights: [Float], bias: [Float])]
+    /// Whether a frame is a pause.
+    let layers: Network
+    /// How much of a frame's power is the noise's (tensors `share.layer…`): trained on soft
+    /// targets, so its mean over the recording is the noise's mean power, bursts under words
+    /// included. Empty in a file without it.
+    let shareLayers: Network
     /// The probability over which a frame counts as a pause (metadata `threshold`), as a logit:
     /// set high, so that words are rarely taken for noise in a clean recording.
     let leastLogit: Double
@@ -43,24 +50,30 @@ struct PauseDetector: Sendable {
     init(_ model: SafeTensors) throws {
         let edges = try model.tensor("band_edges", shape: [Self.bandCount, 2])
         bandEdges = (0..<Self.bandCount).map { (Int(edges[2 * $0]), Int(edges[2 * $0 + 1])) }
-        var layers: [(weights: [Float], bias: [Float])] = []
-        var inputs = Self.featureCount
-        while let shape = model.tensors["layer\(layers.count).weight"]?.shape {
+        layers = try Self.network(model, prefix: "")
+        shareLayers = model.tensors["share.layer0.weight"] == nil ? [] : try Self.network(model, prefix: "share.")
+        guard let threshold = Double(model.metadata["threshold"] ?? ""), threshold > 0, threshold < 1 else {
+            throw ModelError.noThreshold(model: "the pause detector")
+        }
+        leastLogit = log(threshold / (1 - threshold))
+    }
+
+    /// The layers `prefix`layer0, 1, … of `model`, checked to chain from the features to one output.
+    private static func network(_ model: SafeTensors, prefix: String) throws -> Network {
+        var layers: Network = []
+        var inputs = featureCount
+        while let shape = model.tensors["\(prefix)layer\(layers.count).weight"]?.shape {
             guard shape.count == 2, shape[1] == inputs else {
                 throw ModelError.layerInputs(model: "the pause detector", layer: layers.count, takes: shape.last ?? 0, expected: inputs)
             }
-            layers.append((try model.tensor("layer\(layers.count).weight", shape: shape),
-                           try model.tensor("layer\(layers.count).bias", shape: [shape[0]])))
+            layers.append((try model.tensor("\(prefix)layer\(layers.count).weight", shape: shape),
+                           try model.tensor("\(prefix)layer\(layers.count).bias", shape: [shape[0]])))
             inputs = shape[0]
         }
         guard !layers.isEmpty, inputs == 1 else {
             throw ModelError.noSingleOutput(model: "the pause detector")
         }
-        self.layers = layers
-        guard let threshold = Double(model.metadata["threshold"] ?? ""), threshold > 0, threshold < 1 else {
-            throw ModelError.noThreshold(model: "the pause detector")
-        }
-        leastLogit = log(threshold / (1 - threshold))
+        return layers
     }
 
     /// Which 10 ms frames are the talker's pauses: those over the model's threshold (`sure`), and
@@ -70,13 +83,16 @@ struct PauseDetector: Sendable {
         var sure: [Bool]
         var likely: [Bool]
         var possible: [Bool] = []
+        /// The noise's share of each frame's power, 0…1 (0 in digital silence); empty where
+        /// the model has no share network.
+        var noiseShare: [Double] = []
 
         /// The same pauses with the possible frames of each short stretch inside them.
         func bridged() -> Pauses {
             guard !possible.isEmpty else { return self }
             let span = Int((PauseDetector.bridgedSeconds / PauseDetector.hopSeconds).rounded())
             return Pauses(sure: PauseDetector.bridged(sure, by: possible, within: span),
-                          likely: PauseDetector.bridged(likely, by: possible, within: span), possible: possible)
+                          likely: PauseDetector.bridged(likely, by: possible, within: span), possible: possible, noiseShare: noiseShare)
         }
     }
 
@@ -99,10 +115,14 @@ struct PauseDetector: Sendable {
     /// nothing of the noise).
     func pauses(in signal: [Float]) -> Pauses {
         let (features, audible) = self.features(signal)
-        let logits = features.map(logit)
+        let logits = features.map { Self.logit(layers, $0) }
         func over(_ least: Double) -> [Bool] { logits.indices.map { audible[$0] && logits[$0] > least } }
         func atLeast(_ probability: Double) -> Double { min(leastLogit, log(probability / (1 - probability))) }
-        return Pauses(sure: over(leastLogit), likely: over(atLeast(Self.likelyPause)), possible: over(atLeast(Self.bridgedPause)))
+        let shares = shareLayers.isEmpty ? [] : features.indices.map { t in
+            audible[t] ? max(Self.leastNoiseShare, 1 / (1 + exp(-Self.logit(shareLayers, features[t])))) : 0
+        }
+        return Pauses(sure: over(leastLogit), likely: over(atLeast(Self.likelyPause)), possible: over(atLeast(Self.bridgedPause)),
+                      noiseShare: shares)
     }
 
     /// `marks` with, in each run of at most `span` unmarked frames between two marked ones, the
@@ -122,10 +142,13 @@ struct PauseDetector: Sendable {
 
     /// The probability that each frame is a pause, for checking against the reference.
     func pauseProbabilities(in signal: [Float]) -> [Double] {
-        features(signal).features.map { 1 / (1 + exp(-logit($0))) }
+        features(signal).features.map { 1 / (1 + exp(-Self.logit(layers, $0))) }
     }
 
-    private func logit(_ x: [Double]) -> Double {
+    /// The share network's training targets stop at −40 dB: a frame is never taken for less noise.
+    static let leastNoiseShare = 1e-4
+
+    private static func logit(_ layers: Network, _ x: [Double]) -> Double {
         var values = x
         for (index, layer) in layers.enumerated() {
             let inputs = values.count

@@ -6,7 +6,8 @@ import Foundation
 /// (`PauseDetector`: bursts of noise between the words count, as a listener hears them; the
 /// sure ones, or where too few are sure, the likely ones; outside a ringing room with the short,
 /// less certain stretches inside a pause), or, where too few pauses are found, each bin's low
-/// percentile over the recording (digital silence left out). Speech power per
+/// percentile over the recording (digital silence left out); with the bursts under the words
+/// added, which the pauses cannot hear (`withBurstsUnderWords`). Speech power per
 /// frame is what stands above the room tone; the active speech level follows ITU-T P.56's idea
 /// — the mean over frames within 15.9 dB of that mean, found by iteration — so pauses do not
 /// dilute it.
@@ -111,7 +112,8 @@ struct SpeechActivity {
             let paused = (roomRings ? pauses : pauses?.bridged()).flatMap {
                 frames($0.sure, atLeast: Self.leastPauseSeconds) ?? frames($0.likely, atLeast: Self.leastLikelyPauseSeconds)
             }
-            noiseSpectrum = paused.map(mean) ?? floorSpectrum
+            let between = paused.map(mean) ?? floorSpectrum
+            noiseSpectrum = pauses.map { Self.withBurstsUnderWords(between, spectrogram, pauses: $0, counted: paused ?? [], scale: scale) } ?? between
         }
         let noiseTotal = noiseSpectrum.reduce(0, +)
         noisePower = noiseTotal
@@ -121,6 +123,31 @@ struct SpeechActivity {
         active = excess.map { $0 > level * pow(10, -Self.activeMarginDB / 10) && $0 > 0 }
         speechPower = level
     }
+
+    /// `between` (the noise between the words, per bin) with the bursts under the words added:
+    /// frames outside the `counted` pauses that the share network judges mostly noise and the
+    /// pause network at least possibly a pause, each adding what its noise (its share of the
+    /// frame) holds over `between`, over every audible frame. A knock or a shot that lands on a
+    /// word is noise all the same; the pauses alone read it as quiet. Both networks must agree:
+    /// alone, the share network also takes a long unvoiced sound of the talker's for a burst.
+    static func withBurstsUnderWords(_ between: [Double], _ spectrogram: PowerSpectrogram, pauses: PauseDetector.Pauses,
+                                     counted: [Int], scale: Double) -> [Double] {
+        guard !pauses.noiseShare.isEmpty, !pauses.possible.isEmpty else { return between }
+        let inPauses = Set(counted)
+        var added = [Double](repeating: 0, count: between.count), audible = 0.0
+        for t in spectrogram.frames.indices where spectrogram.power(t) > 1e-12 {
+            audible += 1
+            let u = min(pauses.noiseShare.count - 1, Int((Double(t) * scale).rounded()))
+            let share = pauses.noiseShare[u]
+            guard share >= leastBurstShare, pauses.possible[min(pauses.possible.count - 1, u)], !inPauses.contains(t) else { continue }
+            for k in added.indices { added[k] += max(0, share * spectrogram.frames[t][k] - between[k]) }
+        }
+        return audible > 0 ? zip(between, added).map { $0 + $1 / audible } : between
+    }
+
+    /// The noise's share over which a frame under the words counts as a burst (set on the
+    /// tuning material of `make eval-soundcheck`: 0.5 and 0.8 read it alike).
+    static let leastBurstShare = 0.5
 
     /// The active level of frame powers (noise removed): the mean over the frames within
     /// `activeMarginDB` of that mean, found by iteration; 0 where nothing is active.

@@ -8,6 +8,7 @@ import Testing
         let features: [[Double]]
         let frames: [Int]
         let pause_probability: [Double]
+        let noise_share: [Double]
     }
 
     /// `training/train_pauses.py`'s `fixture_signal`, made alike here.
@@ -42,6 +43,11 @@ import Testing
             #expect(abs(probabilities[t] - p) < 2e-3, "frame \(t): \(probabilities[t]) against \(p)")
         }
         #expect(Set(reference.pause_probability.map { $0 > 0.5 }).count == 2, "the reference signal has pauses and speech")
+        let shares = detector.pauses(in: signal).noiseShare
+        #expect(shares.count == probabilities.count)
+        for (row, t) in reference.frames.enumerated() {
+            #expect(abs(shares[t] - reference.noise_share[row]) < 2e-3, "frame \(t): noise share \(shares[t]) against \(reference.noise_share[row])")
+        }
     }
 
     @Test func aModelOfAnotherShapeIsRefused() throws {

@@ -4,8 +4,6 @@ import EarshotDSP
 import Foundation
 import Testing
 
-/// Speech-like sound, seeded: voiced syllables (a gliding harmonic complex whose harmonics fall
-/// about 9 dB an octave above 500 Hz, as read speech's spectrum does) and fricatives, between pauses.
 func syntheticSpeech(seconds: Double, rate: Double = 16_000, levelDBFS: Double = -22, seed: UInt64 = 1) -> [Float] {
     var random = SeededRandom(seed: seed)
     let count = Int(seconds * rate)
@@ -43,7 +41,6 @@ func syntheticSpeech(seconds: Double, rate: Double = 16_000, levelDBFS: Double =
     }
     return scaled(out, toSpeechDBFS: levelDBFS)
 }
-
 /// Scaled so that its 10 ms frames within 15.9 dB of their mean power average `dbfs`.
 func scaled(_ x: [Float], toSpeechDBFS dbfs: Double) -> [Float] {
     let frames = stride(from: 0, to: x.count - 160, by: 160).map { s in x[s..<(s + 160)].reduce(0.0) { $0 + Double($1) * Double($1) } / 160 }
@@ -105,6 +102,29 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         let report = try check(plus(plus(echoed, roomTone), knocks.map { $0 * gain }))
         #expect(kinds(report).isSuperset(of: ["echo", "noisy"]), "\(report.problems)")
         #expect(abs(report.metrics.snrDB - 10) <= 4, "SNR \(report.metrics.snrDB)")
+    }
+
+    /// Knocks that land only on the words, never between them, are noise all the same: read in
+    /// the pauses alone, the noise is the room tone 46 dB under the speech.
+    @Test func knocksUnderTheWordsAreNoise() throws {
+        let power = stride(from: 0, to: speech.count - 160, by: 160).map { s in
+            speech[s..<(s + 160)].reduce(0.0) { $0 + Double($1) * Double($1) } / 160
+        }
+        let loud = power.max()! * 0.1
+        var random = SeededRandom(seed: 9)
+        var knocks = [Float](repeating: 0, count: speech.count)
+        var frame = 20
+        while frame < power.count - 10 {
+            guard power[frame] > loud else { frame += 1; continue }
+            let at = frame * 160
+            for i in 0..<min(1600, knocks.count - at) { knocks[at + i] = Float(random.nextGaussian() * exp(-Double(i) / 240)) }
+            frame += Int(0.5 * rate / 160)
+        }
+        let knockPower = knocks.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(knocks.count)
+        let gain = Float((pow(10, (-22 - 10) / 10) / knockPower).squareRoot())
+        let report = try check(plus(plus(speech, roomTone), knocks.map { $0 * gain }))
+        #expect(kinds(report).contains("noisy"), "\(report.problems)")
+        #expect(report.metrics.snrDB > 5 && report.metrics.snrDB < 20, "SNR \(report.metrics.snrDB)")
     }
 
     /// Several inputs checked at once are ranked good before fix, then by fewer problems, then by
