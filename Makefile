@@ -302,7 +302,8 @@ train-sounds: release venv
 	$(VENV)/bin/pip install -q -e '.[train]'
 	$(PYTHON) training/train_sounds.py --data ../shared/data --sources 3000 --epochs 30
 
-# The sound check's pause detector, which finds the noise between words (training/train_pauses.py).
+# The sound check's pause detector and its share network, which find the noise between and under
+# the words (training/train_pauses.py; about 10 minutes).
 train-pauses: venv
 	$(VENV)/bin/pip install -q -e '.[train]'
 	$(PYTHON) training/train_pauses.py --data ../shared/data
