@@ -31,8 +31,8 @@ struct PauseDetector: Sendable {
     /// Whether a frame is a pause.
     let layers: Network
     /// How much of a frame's power is the noise's (tensors `share.layer…`): trained on soft
-    /// targets, so its mean over the recording is the noise's mean power, bursts under words
-    /// included. Empty in a file without it.
+    /// targets, so it reads the share to expect, and hears a burst on a word that no pause
+    /// holds (`SpeechActivity.withBurstsUnderWords`). Empty in a file without it.
     let shareLayers: Network
     /// The probability over which a frame counts as a pause (metadata `threshold`), as a logit:
     /// set high, so that words are rarely taken for noise in a clean recording.

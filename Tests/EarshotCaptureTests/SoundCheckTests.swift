@@ -4,6 +4,8 @@ import EarshotDSP
 import Foundation
 import Testing
 
+/// Speech-like sound, seeded: voiced syllables (a gliding harmonic complex whose harmonics fall
+/// about 9 dB an octave above 500 Hz, as read speech's spectrum does) and fricatives, between pauses.
 func syntheticSpeech(seconds: Double, rate: Double = 16_000, levelDBFS: Double = -22, seed: UInt64 = 1) -> [Float] {
     var random = SeededRandom(seed: seed)
     let count = Int(seconds * rate)
@@ -41,6 +43,7 @@ func syntheticSpeech(seconds: Double, rate: Double = 16_000, levelDBFS: Double =
     }
     return scaled(out, toSpeechDBFS: levelDBFS)
 }
+
 /// Scaled so that its 10 ms frames within 15.9 dB of their mean power average `dbfs`.
 func scaled(_ x: [Float], toSpeechDBFS dbfs: Double) -> [Float] {
     let frames = stride(from: 0, to: x.count - 160, by: 160).map { s in x[s..<(s + 160)].reduce(0.0) { $0 + Double($1) * Double($1) } / 160 }
