@@ -188,15 +188,15 @@ def make_scenes(args):
 def train(args):
     examples = []
     for name in sorted(f for f in os.listdir(args.out) if f.startswith("scene") and f.endswith(".npz")):
-        z = np.load(os.path.join(args.out, name))
-        d, e = spectra(z["mic"], z["linear"])
-        if args.over == "filter":
-            examples.append((features(d, e), e.abs().T, stft(z["near"]).abs().T))
-        elif "suppressed" in z:
-            s = stft(z["suppressed"])
-            examples.append((features(d, e, s), s.abs().T, stft(z["near"]).abs().T))
-        else:
-            sys.exit(f"{name} holds no suppressor output: run `echo_mask.py scenes` again")
+        with np.load(os.path.join(args.out, name)) as z:
+            d, e = spectra(z["mic"], z["linear"])
+            if args.over == "filter":
+                examples.append((features(d, e), e.abs().T, stft(z["near"]).abs().T))
+            elif "suppressed" in z:
+                s = stft(z["suppressed"])
+                examples.append((features(d, e, s), s.abs().T, stft(z["near"]).abs().T))
+            else:
+                sys.exit(f"{name} holds no suppressor output: run `echo_mask.py scenes` again")
     if not examples:
         sys.exit(f"no scenes in {args.out}: run `echo_mask.py scenes` first")
     torch.manual_seed(0)
@@ -279,8 +279,9 @@ def judge(args):
     settings += [(None, float(p), True) for p in args.after_suppressor.split(",") if p]
     if model.inputs == 4:  # a mask that reads the suppressor's output acts only after it
         settings = [s for s in settings if s[2]]
-    suppressed = lambda mic, far: suppressed_output(args.earshot, mic, far)
-    real = [(name, talk, mic, far, linear_output(args.earshot, mic, far), suppressed(mic, far))
+        if not settings:
+            sys.exit("judge: a mask trained --over suppressor acts after the suppressor: give --after-suppressor")
+    real = [(name, talk, mic, far, linear_output(args.earshot, mic, far), suppressed_output(args.earshot, mic, far))
             for name, talk, mic, far in recordings(os.path.join(args.data, "aec", "real"))]
     if not any(r[1] == "st" for r in real) or not any(r[1] == "dt" for r in real):
         sys.exit(f"no real far-end and double-talk recordings under {os.path.join(args.data, 'aec', 'real')}")
@@ -290,7 +291,7 @@ def judge(args):
         sys.exit(f"no LibriSpeech speech or noise under {args.data}: the scenes need ../shared/data")
     seed, per_kind = (2031, 6) if split == "dev" else (77, 8)  # as make eval-capture, and where the suppressor was chosen
     seed, per_kind = args.scene_seed or seed, args.scenes_per_kind or per_kind
-    hard = [(s, linear_output(args.earshot, s["mic"], s["far"]), suppressed(s["mic"], s["far"]))
+    hard = [(s, linear_output(args.earshot, s["mic"], s["far"]), suppressed_output(args.earshot, s["mic"], s["far"]))
             for s in ev.scenes(bank, seed=seed, per_kind=per_kind, model=model_family) if s["kind"] in ("far-only", "double-talk")]
     rate = ev.RATE
     print(f"| floor, exponent, after the suppressor | real: median far-end ERLE (each) | worst 0.5 s | AECMOS echo far end | AECMOS echo / degradation, double talk | {args.scenes} scenes: ERLE far-only, double-talk PESQ, AECMOS degradation |")

@@ -204,8 +204,9 @@ def train_share(X, share_db, epochs):
     torch.set_num_threads(os.cpu_count() or 1)
     x = torch.tensor(X, dtype=torch.float32)
     y = torch.tensor(10 ** (share_db / 10), dtype=torch.float32)
+    # Validation frames, drawn from the same mixtures: a check on the fit, not a held-out figure.
     order = torch.randperm(len(x))
-    held, kept = order[:100_000], order[100_000:]
+    checked, kept = order[:100_000], order[100_000:]
     net = torch.nn.Sequential(torch.nn.Linear(pause_features.FEATURES, 64), torch.nn.ReLU(),
                               torch.nn.Linear(64, 32), torch.nn.ReLU(), torch.nn.Linear(32, 1))
     optimiser = torch.optim.Adam(net.parameters(), 1e-3, weight_decay=1e-5)
@@ -220,7 +221,7 @@ def train_share(X, share_db, epochs):
             optimiser.step()
         kept = kept[torch.randperm(len(kept))]
         with torch.no_grad():
-            print(f"share epoch {epoch + 1}: held-out cross-entropy {float(loss(net(x[held])[:, 0], y[held])):.4f}", flush=True)
+            print(f"share epoch {epoch + 1}: validation cross-entropy {float(loss(net(x[checked])[:, 0], y[checked])):.4f}", flush=True)
     linear = [m for m in net if isinstance(m, torch.nn.Linear)]
     return {f"share.layer{i}.weight": m.weight.detach().numpy().astype(np.float32) for i, m in enumerate(linear)} | \
         {f"share.layer{i}.bias": m.bias.detach().numpy().astype(np.float32) for i, m in enumerate(linear)}

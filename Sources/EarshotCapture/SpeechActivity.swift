@@ -99,13 +99,13 @@ struct SpeechActivity {
             floorSpectrum = noiseSpectrum
         } else {
             let roomRings = (rt60Seconds ?? 0) >= Self.ringingRT60Seconds
-            floorSpectrum = Self.roomTone(spectrogram, audible: totals.map { $0 > 1e-12 }, roomRings: roomRings)
+            let audible = totals.map { $0 > 1e-12 }
+            floorSpectrum = Self.roomTone(spectrogram, audible: audible, roomRings: roomRings)
             // The pauses are counted in 10 ms frames from the start, as the spectrogram's are.
             let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
+            let pauseFrame = (0..<count).map { Int((Double($0) * scale).rounded()) }
             func frames(_ marks: [Bool], atLeast seconds: Double) -> [Int]? {
-                let chosen = marks.isEmpty ? [] : (0..<count).filter { t in
-                    totals[t] > 1e-12 && marks[min(marks.count - 1, Int((Double(t) * scale).rounded()))]
-                }
+                let chosen = marks.isEmpty ? [] : (0..<count).filter { t in audible[t] && marks[min(marks.count - 1, pauseFrame[t])] }
                 return Double(chosen.count) * spectrogram.hopSeconds >= seconds ? chosen : nil
             }
             // Bursts inside a pause are the noise's, but in a room that rings that is its tail.
@@ -113,7 +113,9 @@ struct SpeechActivity {
                 frames($0.sure, atLeast: Self.leastPauseSeconds) ?? frames($0.likely, atLeast: Self.leastLikelyPauseSeconds)
             }
             let between = paused.map(mean) ?? floorSpectrum
-            noiseSpectrum = pauses.map { Self.withBurstsUnderWords(between, spectrogram, pauses: $0, counted: paused ?? [], scale: scale) } ?? between
+            noiseSpectrum = pauses.map {
+                Self.withBurstsUnderWords(between, spectrogram, audible: audible, pauses: $0, pauseFrame: pauseFrame, counted: paused ?? [])
+            } ?? between
         }
         let noiseTotal = noiseSpectrum.reduce(0, +)
         noisePower = noiseTotal
@@ -125,24 +127,25 @@ struct SpeechActivity {
     }
 
     /// `between` (the noise between the words, per bin) with the bursts under the words added:
-    /// frames outside the `counted` pauses that the share network judges mostly noise and the
-    /// pause network at least possibly a pause, each adding what its noise (its share of the
+    /// `audible` frames outside the `counted` pauses that the share network judges mostly noise
+    /// and the pause network at least possibly a pause (`pauses` in its own frames, the one of
+    /// each spectrogram frame at `pauseFrame`), each adding what its noise (its share of the
     /// frame) holds over `between`, over every audible frame. A knock or a shot that lands on a
     /// word is noise all the same; the pauses alone read it as quiet. Both networks must agree:
     /// alone, the share network also takes a long unvoiced sound of the talker's for a burst.
-    static func withBurstsUnderWords(_ between: [Double], _ spectrogram: PowerSpectrogram, pauses: PauseDetector.Pauses,
-                                     counted: [Int], scale: Double) -> [Double] {
-        guard !pauses.noiseShare.isEmpty, !pauses.possible.isEmpty else { return between }
+    static func withBurstsUnderWords(_ between: [Double], _ spectrogram: PowerSpectrogram, audible: [Bool], pauses: PauseDetector.Pauses,
+                                     pauseFrame: [Int], counted: [Int]) -> [Double] {
+        let heard = audible.filter { $0 }.count
+        guard heard > 0, !pauses.noiseShare.isEmpty, !pauses.possible.isEmpty else { return between }
         let inPauses = Set(counted)
-        var added = [Double](repeating: 0, count: between.count), audible = 0.0
-        for t in spectrogram.frames.indices where spectrogram.power(t) > 1e-12 {
-            audible += 1
-            let u = min(pauses.noiseShare.count - 1, Int((Double(t) * scale).rounded()))
+        var added = [Double](repeating: 0, count: between.count)
+        for t in audible.indices where audible[t] && !inPauses.contains(t) {
+            let u = min(pauses.noiseShare.count - 1, pauseFrame[t])
             let share = pauses.noiseShare[u]
-            guard share >= leastBurstShare, pauses.possible[min(pauses.possible.count - 1, u)], !inPauses.contains(t) else { continue }
+            guard share >= leastBurstShare, pauses.possible[min(pauses.possible.count - 1, u)] else { continue }
             for k in added.indices { added[k] += max(0, share * spectrogram.frames[t][k] - between[k]) }
         }
-        return audible > 0 ? zip(between, added).map { $0 + $1 / audible } : between
+        return zip(between, added).map { $0 + $1 / Double(heard) }
     }
 
     /// The noise's share over which a frame under the words counts as a burst (set on the
