@@ -56,6 +56,7 @@ import time
 
 import numpy as np
 import scipy.signal
+import soundfile as sf
 import torch
 import torch.nn as nn
 
@@ -92,7 +93,8 @@ def spectra(x):
     """Frames exactly as Earshot's streaming STFT cuts them: the first ends at sample HOP − 1,
     preceded by silence. x: (batch, samples) → complex (batch, frames, bins)."""
     padded = torch.nn.functional.pad(x, (FRAME - HOP, 0))
-    s = torch.stft(padded, FRAME, HOP, FRAME, window=torch.from_numpy(WINDOW), center=False, return_complex=True)
+    window = torch.from_numpy(WINDOW).to(x.device)
+    s = torch.stft(padded, FRAME, HOP, FRAME, window=window, center=False, return_complex=True)
     return s.transpose(1, 2)
 
 
@@ -102,14 +104,15 @@ def features(power):
 
 
 class Suppressor(nn.Module):
-    def __init__(self):
+    def __init__(self, hidden=HIDDEN):
         super().__init__()
+        self.hidden = hidden
         self.register_buffer("mean", torch.zeros(BINS))
         self.register_buffer("std", torch.ones(BINS))
-        self.input = nn.Linear(BINS, HIDDEN)
-        self.gru1 = nn.GRU(HIDDEN, HIDDEN, batch_first=True)
-        self.gru2 = nn.GRU(HIDDEN, HIDDEN, batch_first=True)
-        self.output = nn.Linear(HIDDEN, BINS)
+        self.input = nn.Linear(BINS, hidden)
+        self.gru1 = nn.GRU(hidden, hidden, batch_first=True)
+        self.gru2 = nn.GRU(hidden, hidden, batch_first=True)
+        self.output = nn.Linear(hidden, BINS)
 
     def forward(self, feats):
         h = torch.tanh(self.input((feats - self.mean) / self.std))
@@ -162,7 +165,10 @@ class Mixer:
     development rooms, so the development loss measures a new noise, not a remembered one."""
 
     def __init__(self, data, split, music_pieces, alerts=None, urban=True, alert_share=0.0):
-        self.bank = ra.Bank(data, split)
+        packed = split == "train" and os.path.exists(os.path.join(data, PACK))
+        if packed and (alert_share > 0 or not urban):
+            raise SystemExit(f"{data}: a pack holds no alerts, and its urban recordings are chosen when it is written")
+        self.bank = Pack(data) if packed else ra.Bank(data, split)
         if not self.bank:
             raise SystemExit(f"{data}: shared recordings not found (expected speech/librispeech and noise)")
         # Alerts belong to the target: noise reduction must never remove one, even before the
@@ -178,8 +184,11 @@ class Mixer:
                 for c in ra.ALERTS:
                     self.alerts += [ra.trim(ra.load(str(f))) for f in sorted(pathlib.Path(alerts).glob(f"{c}_*.wav"))[:100]]
         rng = np.random.default_rng(7 if split == "train" else 8)
-        if split == "train":
+        if packed:
+            self.recordings = self.bank.recordings
+        elif split == "train":
             self.recordings = [x for kind in ra.SUPPRESSOR_TRAIN_URBAN for x in ra.urban_kind(data, kind)] if urban else []
+        if split == "train":
             self.music = [ra.music(rng, 8) for _ in range(music_pieces // 2)]
             self.music += [tonal_music.piece(np.random.default_rng(tonal_music.TRAIN_SEEDS + 500 + i), 8)
                            for i in range(music_pieces - music_pieces // 2)]
@@ -263,6 +272,72 @@ class Mixer:
         return torch.from_numpy(np.stack([p[0] for p in pairs])), torch.from_numpy(np.stack([p[1] for p in pairs]))
 
 
+class Batches(torch.utils.data.IterableDataset):
+    """Training batches made by worker processes, each from its own seeded stream, so that a
+    GPU is not kept waiting on one process's mixing."""
+
+    def __init__(self, mixer, size, seconds, seed):
+        super().__init__()
+        self.mixer, self.size, self.seconds, self.seed = mixer, size, seconds, seed
+
+    def __iter__(self):
+        worker = torch.utils.data.get_worker_info()
+        rng = np.random.default_rng([self.seed, worker.id if worker else 0])
+        while True:
+            yield self.mixer.batch(rng, self.size, self.seconds)
+
+
+# --- a pack of the training side, for a machine without ../shared/data ---------------------
+
+PACK = "suppressor-pack.json"
+
+
+def write_pack(data, folder):
+    """The recordings `Mixer(data, "train")` reads, written to `folder` so that training can run
+    where only that folder travels: speech, UrbanSound8K's training kinds and household events
+    as Ogg Vorbis (one file per kind; each recording scaled to a 0.9 peak, which the mixer's
+    level normalisation undoes), measured rooms as float32. Music, babble, hum and coloured noise
+    are made where it runs. Vorbis keeps speech transparent at this rate; the target and the
+    mixture hold the same coding, so the network learns nothing of it."""
+    mixer = Mixer(data, "train", 0)
+    folder = pathlib.Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    kinds = {"speech": mixer.bank.speech, "recordings": mixer.recordings, "events": mixer.bank.events}
+    index = {"rate": RATE, "licence": URBAN_LICENCE if mixer.recordings else None}
+    for kind, recordings in kinds.items():
+        with sf.SoundFile(str(folder / f"{kind}.ogg"), "w", RATE, 1, format="OGG", subtype="VORBIS",
+                          compression_level=0.1 if kind == "speech" else 0.3) as f:
+            for x in recordings:
+                scaled = 0.9 * x / (np.abs(x).max() + 1e-12)
+                for start in range(0, len(scaled), RATE):  # one second at a time: long writes crash libvorbis
+                    f.write(scaled[start:start + RATE])
+        index[kind] = [len(x) for x in recordings]
+    np.savez(folder / "rooms.npz", *[r.astype(np.float32) for r in mixer.bank.rooms])
+    (folder / PACK).write_text(json.dumps(index))
+    print(f"wrote {folder}: " + ", ".join(f"{k} {sum(index[k]) / RATE / 60:.1f} min" for k in kinds))
+
+
+class Pack:
+    """A pack `write_pack` wrote, read as the training side's `Bank`."""
+
+    def __init__(self, folder):
+        folder = pathlib.Path(folder)
+        index = json.loads((folder / PACK).read_text())
+        for kind in ("speech", "recordings", "events"):
+            x, rate = sf.read(str(folder / f"{kind}.ogg"), dtype="float64")
+            if rate != RATE or len(x) < sum(index[kind]):
+                raise SystemExit(f"{folder / kind}.ogg: not the pack its index describes")
+            ends = np.cumsum(index[kind])
+            setattr(self, kind, [x[e - n:e] for e, n in zip(ends, index[kind])])
+        with np.load(folder / "rooms.npz") as rooms:
+            self.rooms = [rooms[k].astype(np.float64) for k in sorted(rooms.files, key=lambda k: int(k.split("_")[1]))]
+        self.noise = self.recordings
+        self.licence = index["licence"]
+
+    def __bool__(self):
+        return bool(self.speech) and bool(self.recordings)
+
+
 # --- training -----------------------------------------------------------------------------
 
 def loss_fn(model, taper, noisy, target, complex_share=0.3):
@@ -296,7 +371,8 @@ def export(model, path, metadata):
 def load_weights(path):
     """A model from exported weights (their input normalisation stays folded into the first layer)."""
     from safetensors.torch import load_file
-    tensors, model = load_file(path), Suppressor()
+    tensors = load_file(path)
+    model = Suppressor(tensors["input.weight"].shape[0])
     with torch.no_grad():
         for name in ("input", "output"):
             getattr(model, name).weight.copy_(tensors[f"{name}.weight"])
@@ -330,7 +406,8 @@ def write_fixture(model, path):
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--data", default="../shared/data")
-    parser.add_argument("--steps", type=int, default=12000, help="total optimiser steps (the learning-rate schedule's length)")
+    parser.add_argument("--steps", type=int, default=12000,
+                        help="total optimiser steps (the learning-rate schedule's length); 0: the schedule lasts --minutes")
     parser.add_argument("--minutes", type=float, default=float("inf"), help="stop this run after this long (resume later)")
     parser.add_argument("--batch", type=int, default=24)
     parser.add_argument("--seconds", type=float, default=3.0)
@@ -349,6 +426,18 @@ def main():
     parser.add_argument("--alerts", help="a folder of cached synthetic alerts (make_realset.py's synth folder) to keep in "
                                          "the target besides the real ones")
     parser.add_argument("--export-only", action="store_true", help="export the checkpoint's best weights without training")
+    parser.add_argument("--write-pack", metavar="FOLDER",
+                        help="write the training side's recordings to FOLDER, for --data on a machine without them, and stop")
+    parser.add_argument("--hidden", type=int, default=HIDDEN, help="the dense and recurrent layers' width")
+    parser.add_argument("--device", default="cpu", help="where the network trains (cpu, cuda)")
+    parser.add_argument("--workers", type=int, default=0, help="processes mixing training batches (0: the training process)")
+    parser.add_argument("--no-dev", action="store_true",
+                        help="no development loss (only a pack travelled): the weights kept are the average at the end")
+    parser.add_argument("--export-every", type=int, default=0,
+                        help="also export the averaged weights every this many steps (with --no-dev)")
+    parser.add_argument("--judge", metavar="WEIGHTS",
+                        help="measure exported weights' development loss (weights trained with --no-dev) and export "
+                             "them again with it, with their fixture and report, to --weights, --fixture and --report")
     parser.add_argument("--weights", default="training/data/Suppressor.safetensors",
                         help="where the best weights go (Sources/EarshotEnhance/Resources/Suppressor.safetensors ships them)")
     parser.add_argument("--fixture", default="training/data/suppressor_parity.json",
@@ -357,10 +446,18 @@ def main():
                         help="the training history of those weights (training/SUPPRESSOR.json for the shipped ones)")
     args = parser.parse_args()
     torch.manual_seed(args.seed)
-    torch.set_num_threads(max(1, os.cpu_count() or 1))
+    torch.set_num_threads(max(1, os.cpu_count() or 1) if args.device == "cpu" and not args.workers else 2)
+    if args.write_pack:
+        write_pack(args.data, args.write_pack)
+        return
+    if args.judge:
+        judge(args)
+        return
+    if args.steps == 0 and not math.isfinite(args.minutes):
+        parser.error("--steps 0 needs --minutes: the schedule lasts that long")
     if args.export_only:
-        state = torch.load(args.checkpoint)
-        model = Suppressor()
+        state = torch.load(args.checkpoint, map_location="cpu")
+        model = Suppressor(state["bestModel"]["input.weight"].shape[0])
         model.load_state_dict(state["bestModel"])
         write_outputs(model, {"gainTaps": 64, **state["args"], "weights": args.weights, "fixture": args.fixture,
                               "report": args.report},
@@ -372,18 +469,18 @@ def main():
     gain_taps = args.gain_taps
     rng = np.random.default_rng(args.seed)
     train = Mixer(args.data, "train", 24, args.alerts, urban=not args.no_urbansound, alert_share=args.alert_share)
-    dev = Mixer(args.data, "dev", 8)
-    dev_rng = np.random.default_rng(12345)
-    dev_batches = [dev.batch(dev_rng, 16, 4.0) for _ in range(6)]
+    dev_batches = [] if args.no_dev else development_batches(args.data)
+    device = torch.device(args.device)
 
     if args.init:
         model = load_weights(args.init)
     else:
-        model = Suppressor()
+        model = Suppressor(args.hidden)
         with torch.no_grad():  # input normalisation from the training data
             feats = torch.cat([features(spectra(train.batch(rng, 16, 3.0)[0]).abs() ** 2).reshape(-1, BINS) for _ in range(4)])
             model.mean.copy_(feats.mean(0))
             model.std.copy_(feats.std(0).clamp_min(0.1))
+    model.to(device)
     optimiser = torch.optim.AdamW(model.parameters(), lr=args.lr, weight_decay=1e-4)
     # The weights judged and exported are an exponential average of the trained ones, so that a
     # run stopped anywhere in the schedule (to be resumed later) still has settled weights.
@@ -392,16 +489,18 @@ def main():
     best_state = {k: v.clone() for k, v in average.items()}
     pathlib.Path(args.checkpoint).parent.mkdir(parents=True, exist_ok=True)
     if args.resume and os.path.exists(args.checkpoint):
-        state = torch.load(args.checkpoint)
+        state = torch.load(args.checkpoint, map_location=device)
         model.load_state_dict(state["model"]); optimiser.load_state_dict(state["optimiser"])
         step, best, history, best_state = state["step"], state["best"], state["history"], state["bestModel"]
         average = state["average"]
         gain_taps = state["args"].get("gainTaps", 64)  # a run goes on with the filter it began with
         rng = np.random.default_rng(args.seed + step)
         print(f"resumed at step {step} of {args.steps} (best development loss {best:.5f})", flush=True)
-    taper = torch.from_numpy(taper_matrix(gain_taps))
+    taper = torch.from_numpy(taper_matrix(gain_taps)).to(device)
     # A licence is inherited: from the weights fine-tuned, and from the run resumed.
     licence = None if args.no_urbansound else URBAN_LICENCE
+    if isinstance(train.bank, Pack):
+        licence = train.bank.licence
     if args.init:
         from safetensors import safe_open
         with safe_open(args.init, "pt") as f:
@@ -410,13 +509,25 @@ def main():
         licence = state["args"].get("licence") or licence
     start = time.time()
 
-    judged = Suppressor()
+    judged = Suppressor(model.hidden).to(device)
 
     def dev_loss():
+        if not dev_batches:
+            return float("nan")
         judged.load_state_dict(average)
         judged.eval()
         with torch.no_grad():
-            return float(np.mean([loss_fn(judged, taper, n, t).item() for n, t in dev_batches]))
+            return float(np.mean([loss_fn(judged, taper, n.to(device), t.to(device)).item() for n, t in dev_batches]))
+
+    def settings():
+        return {"steps": step, "batch": args.batch, "seconds": args.seconds, "seed": args.seed, "licence": licence,
+                "weights": args.weights, "fixture": args.fixture, "report": args.report, "gainTaps": gain_taps}
+
+    batches = None
+    if args.workers:
+        batches = iter(torch.utils.data.DataLoader(Batches(train, args.batch, args.seconds, args.seed + step),
+                                                   batch_size=None, num_workers=args.workers, prefetch_factor=4,
+                                                   persistent_workers=True))
 
     def save():
         # Written aside and renamed, so a run killed mid-write keeps its previous checkpoint.
@@ -428,14 +539,16 @@ def main():
                              "gainTaps": gain_taps}}, partial)
         os.replace(partial, args.checkpoint)
 
-    while step < args.steps and time.time() - start < args.minutes * 60:
-        # Cosine decay over the whole schedule, after a short warm-up: a resumed run goes on
-        # exactly where it stopped.
-        lr = args.lr * min(1, (step + 1) / 100) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * step / args.steps)))
+    while (args.steps == 0 or step < args.steps) and time.time() - start < args.minutes * 60:
+        # Cosine decay over the whole schedule (of steps, or of the clock with --steps 0), after a
+        # short warm-up: a resumed run goes on exactly where it stopped.
+        progress = (time.time() - start) / (args.minutes * 60) if args.steps == 0 else step / args.steps
+        lr = args.lr * min(1, (step + 1) / 100) * (0.05 + 0.95 * 0.5 * (1 + math.cos(math.pi * min(1, progress))))
         for group in optimiser.param_groups:
             group["lr"] = lr
-        noisy, target = train.batch(rng, args.batch, args.seconds)
-        loss = loss_fn(model, taper, noisy, target, args.complex_share)
+        noisy, target = next(batches) if batches is not None else train.batch(rng, args.batch, args.seconds)
+        loss = loss_fn(model, taper, noisy.to(device, non_blocking=True), target.to(device, non_blocking=True),
+                       args.complex_share)
         optimiser.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -448,21 +561,48 @@ def main():
         if step % 100 == 0:
             value = dev_loss()
             history.append({"step": step, "minutes": round((time.time() - start) / 60, 1), "train": round(loss.item(), 5),
-                            "dev": round(value, 5), "lr": round(lr, 6)})
+                            "dev": round(value, 5) if dev_batches else None, "lr": round(lr, 6)})
             print(json.dumps(history[-1]), flush=True)
-            if value < best:
-                best = value
+            if value < best or not dev_batches:
+                best = value if dev_batches else best
                 best_state = {k: v.clone() for k, v in average.items()}
             save()
+        if args.export_every and step % args.export_every == 0:
+            judged.load_state_dict(average)
+            write_outputs(judged.cpu(), settings(), step, best, history)
+            judged.to(device)
     value = dev_loss()
-    if value < best:
-        best, best_state = value, {k: v.clone() for k, v in average.items()}
+    if value < best or not dev_batches:
+        best = value if dev_batches else best
+        best_state = {k: v.clone() for k, v in average.items()}
     save()
     model.load_state_dict(best_state)
-    print(f"at step {step} of {args.steps}; best development loss {best:.5f}")
-    write_outputs(model, {"steps": args.steps, "batch": args.batch, "seconds": args.seconds, "seed": args.seed,
-                          "licence": licence, "weights": args.weights, "fixture": args.fixture, "report": args.report,
-                          "gainTaps": gain_taps}, step, best, history)
+    print(f"at step {step} of {args.steps or 'the clock'}; best development loss {best:.5f}")
+    write_outputs(model.cpu(), settings(), step, best, history)
+
+
+def development_batches(data):
+    """The same 96 clips of 4 s for every run and every model, so that development losses compare."""
+    dev = Mixer(data, "dev", 8)
+    rng = np.random.default_rng(12345)
+    return [dev.batch(rng, 16, 4.0) for _ in range(6)]
+
+
+def judge(args):
+    from safetensors import safe_open
+    with safe_open(args.judge, "pt") as f:
+        metadata = f.metadata() or {}
+    training = json.loads(metadata.get("training", "{}"))
+    taps = json.loads(metadata.get("stft", "{}")).get("gainTaps", GAIN_TAPS)
+    model = load_weights(args.judge).eval()
+    taper = torch.from_numpy(taper_matrix(taps))
+    with torch.no_grad():
+        loss = float(np.mean([loss_fn(model, taper, n, t).item() for n, t in development_batches(args.data)]))
+    print(f"{args.judge}: development loss {loss:.5f}")
+    write_outputs(model, {"batch": training.get("batch", args.batch), "seconds": training.get("seconds", args.seconds),
+                          "seed": training.get("seed", args.seed), "licence": metadata.get("licence"),
+                          "weights": args.weights, "fixture": args.fixture, "report": args.report, "gainTaps": taps},
+                  training.get("steps", 0), loss, [])
 
 
 URBAN_LICENCE = "trained with UrbanSound8K (CC BY-NC 3.0): for non-commercial use only"
@@ -472,15 +612,17 @@ def write_outputs(model, settings, step, best, history):
     weights = sum(p.numel() for p in model.parameters())
     metadata = {
         "stft": json.dumps({"rate": RATE, "frame": FRAME, "hop": HOP, "gainTaps": settings["gainTaps"]}),
-        "layers": json.dumps({"bins": BINS, "hidden": HIDDEN}),
+        "layers": json.dumps({"bins": BINS, "hidden": model.hidden}),
         "training": json.dumps({"steps": step, "batch": settings["batch"], "seconds": settings["seconds"],
-                                "seed": settings["seed"], "devLoss": round(best, 5), "weights": weights}),
+                                "seed": settings["seed"], "devLoss": round(best, 5) if math.isfinite(best) else None,
+                                "weights": weights}),
     }
     if settings["licence"]:
         metadata["licence"] = settings["licence"]
     export(model, settings["weights"], metadata)
     write_fixture(model, pathlib.Path(settings["fixture"]))
-    pathlib.Path(settings["report"]).write_text(json.dumps({"steps": step, "devLoss": best, "weights": weights,
+    pathlib.Path(settings["report"]).write_text(json.dumps({"steps": step, "devLoss": best if math.isfinite(best) else None,
+                                                                  "weights": weights,
                                                                   "history": history}, indent=1))
     print(f"wrote {settings['weights']} ({weights} weights), {settings['fixture']} and {settings['report']}")
 
