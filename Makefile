@@ -289,7 +289,8 @@ train: release venv espeak
 # The learned noise suppressor: PyTorch on the CPU, a fixed schedule of steps that accumulates
 # over runs: `make train-enhance MINUTES=90` trains for 90 minutes and stops with a checkpoint,
 # `make train-enhance RESUME=training/data/suppressor.pt` goes on from one. The best weights so
-# far go to training/data/; docs/suppressor-model-card.md says how they ship.
+# far go to training/data/; docs/suppressor-model-card.md says how they ship. The shipped
+# weights were trained on a GPU (docs/speech-enhancement.md, "On a GPU").
 SUPPRESSOR_CHECKPOINT := $(or $(RESUME),training/data/suppressor.pt)
 train-enhance: venv
 	$(VENV)/bin/pip install -q -e '.[train]'

@@ -3,11 +3,11 @@
 A recurrent per-bin gain network on Earshot's low-delay STFT (512-sample asymmetric analysis
 frames, 64-sample hop at 16 kHz: 32 ms of frequency resolution, 7.9 ms of delay):
 
-    log power of 257 bins → dense 128 (tanh) → GRU 128 → GRU 128 → dense 257 (sigmoid) → gains
+    log power of 257 bins → dense 256 (tanh) → GRU 256 → GRU 256 → dense 257 (sigmoid) → gains
 
-about 264 k weights, causal (each frame's gains from that frame and the past only). The gains go
-through the same impulse-response taper as at run time (±4 ms unless `--gain-taps` says
-otherwise; a fixed linear map here), so the network learns the filter that is actually applied;
+about 922 k weights (`--hidden` sets the width), causal (each frame's gains from that frame and
+the past only). The gains go through the same impulse-response taper as at run time (±8 ms
+unless `--gain-taps` says otherwise; a fixed linear map here), so the network learns the filter that is actually applied;
 the weights' metadata carries the length, and the Swift side applies the one they name.
 
 Data, mixed afresh for every batch (seeded) from the training side of ../shared/data. The
@@ -66,8 +66,8 @@ from training import tonal_music
 RATE = 16_000
 FRAME, HOP = 512, 64
 BINS = FRAME // 2 + 1
-GAIN_TAPS = 64  # half-length of the gain's impulse response (±4 ms; `--gain-taps`)
-HIDDEN = 128
+GAIN_TAPS = 128  # half-length of the gain's impulse response (±8 ms; `--gain-taps`)
+HIDDEN = 256
 EARLY = int(0.05 * RATE)
 
 
@@ -475,7 +475,9 @@ def main():
     if args.init:
         model = load_weights(args.init)
     else:
-        model = Suppressor(args.hidden)
+        resumed = args.resume and os.path.exists(args.checkpoint)
+        model = Suppressor(torch.load(args.checkpoint, map_location="cpu")["model"]["input.weight"].shape[0]
+                           if resumed else args.hidden)
         with torch.no_grad():  # input normalisation from the training data
             feats = torch.cat([features(spectra(train.batch(rng, 16, 3.0)[0]).abs() ** 2).reshape(-1, BINS) for _ in range(4)])
             model.mean.copy_(feats.mean(0))
@@ -593,7 +595,7 @@ def judge(args):
     with safe_open(args.judge, "pt") as f:
         metadata = f.metadata() or {}
     training = json.loads(metadata.get("training", "{}"))
-    taps = json.loads(metadata.get("stft", "{}")).get("gainTaps", GAIN_TAPS)
+    taps = json.loads(metadata.get("stft", "{}")).get("gainTaps", 64)  # weights without it had ±4 ms
     model = load_weights(args.judge).eval()
     taper = torch.from_numpy(taper_matrix(taps))
     with torch.no_grad():
