@@ -521,6 +521,15 @@ def main():
         with torch.no_grad():
             return float(np.mean([loss_fn(judged, taper, n.to(device), t.to(device)).item() for n, t in dev_batches]))
 
+    def keep(value):
+        """The averaged weights are kept when they beat the best development loss, or always
+        where there is none (--no-dev)."""
+        nonlocal best, best_state
+        if dev_batches and not value < best:
+            return
+        best = value if dev_batches else best
+        best_state = {k: v.clone() for k, v in average.items()}
+
     def settings():
         return {"steps": step, "batch": args.batch, "seconds": args.seconds, "seed": args.seed, "licence": licence,
                 "weights": args.weights, "fixture": args.fixture, "report": args.report, "gainTaps": gain_taps}
@@ -565,18 +574,13 @@ def main():
             history.append({"step": step, "minutes": round((time.time() - start) / 60, 1), "train": round(loss.item(), 5),
                             "dev": round(value, 5) if dev_batches else None, "lr": round(lr, 6)})
             print(json.dumps(history[-1]), flush=True)
-            if value < best or not dev_batches:
-                best = value if dev_batches else best
-                best_state = {k: v.clone() for k, v in average.items()}
+            keep(value)
             save()
         if args.export_every and step % args.export_every == 0:
             judged.load_state_dict(average)
             write_outputs(judged.cpu(), settings(), step, best, history)
             judged.to(device)
-    value = dev_loss()
-    if value < best or not dev_batches:
-        best = value if dev_batches else best
-        best_state = {k: v.clone() for k, v in average.items()}
+    keep(dev_loss())
     save()
     model.load_state_dict(best_state)
     print(f"at step {step} of {args.steps or 'the clock'}; best development loss {best:.5f}")
