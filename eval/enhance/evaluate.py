@@ -199,7 +199,7 @@ def main():
         rtf_text = f"{rtf:8.4f}" if rtf is not None else f"{'—':>8}"
         print(f"{name:30} {mean('pesq'):8.4f} {mean('stoi'):6.4f} {mean('estoi'):6.4f} {mean('sisdr'):7.2f} {np.median([r['lagMs'] for r in rows]):9.1f} {rtf_text}  {latency}")
     for key, label in [("pesq", "PESQ-WB"), ("stoi", "STOI"), ("sisdr", "SI-SDR dB")]:
-        for field, title in [("snr", "SNR"), ("noise", "noise"), ("room", "room")]:
+        for field, title in [("snr", "SNR"), ("noise", "noise"), ("room", "room"), ("reverberant", "reverberation")]:
             if any(field not in i for i in items):
                 continue
             values = sorted({i[field] for i in items}, key=lambda v: (isinstance(v, str), v))
