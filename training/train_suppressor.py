@@ -98,6 +98,36 @@ def spectra(x):
     return s.transpose(1, 2)
 
 
+def synthesis_tail():
+    """The last 2·HOP samples of `STFTConfiguration.lowDelay`'s synthesis window (a Hann window
+    over the analysis window; zero before them): with the analysis window they overlap-add to one."""
+    n = np.arange(FRAME - 2 * HOP, FRAME)
+    hann = 0.5 - 0.5 * np.cos(2 * np.pi * (n - (FRAME - 2 * HOP)) / (2 * HOP))
+    return (hann / WINDOW[n]).astype(np.float32)
+
+
+SYNTHESIS_TAIL = synthesis_tail()
+
+
+def waveform(spectrum):
+    """Earshot's low-delay overlap-add of (batch, frames, bins) spectra: each frame's last 2·HOP
+    samples through the synthesis window, the first half added to the previous frame's second."""
+    tail = torch.fft.irfft(spectrum, n=FRAME, dim=-1)[..., FRAME - 2 * HOP:]
+    tail = tail * torch.from_numpy(SYNTHESIS_TAIL).to(spectrum.device)
+    out = tail[..., :HOP].clone()
+    out[:, 1:] += tail[:, :-1, HOP:]
+    return out.reshape(spectrum.shape[0], -1)
+
+
+def si_sdr(estimate, reference):
+    """Scale-invariant signal-to-distortion ratio per clip, dB."""
+    reference = reference - reference.mean(dim=1, keepdim=True)
+    estimate = estimate - estimate.mean(dim=1, keepdim=True)
+    scale = (estimate * reference).sum(1, keepdim=True) / (reference.pow(2).sum(1, keepdim=True) + 1e-12)
+    target = scale * reference
+    return 10 * torch.log10(target.pow(2).sum(1) / ((estimate - target).pow(2).sum(1) + 1e-12) + 1e-12)
+
+
 def features(power):
     """Log power per bin, as the Swift side computes it (power normalised by the window's energy)."""
     return torch.log10(power / WINDOW_ENERGY + 1e-10)
@@ -340,10 +370,12 @@ class Pack:
 
 # --- training -----------------------------------------------------------------------------
 
-def loss_fn(model, taper, noisy, target, complex_share=0.3):
+def loss_fn(model, taper, noisy, target, complex_share=0.3, sisdr_weight=0.0):
     """The compressed spectral error (|·|^0.3) of the gained noisy spectrum against the target's,
     0.7 on magnitudes and 0.3 on the complex values: the complex part counts the noisy phase a
-    gain lets through, so a bin the noise dominates costs more than its magnitude error says."""
+    gain lets through, so a bin the noise dominates costs more than its magnitude error says.
+    With `sisdr_weight`, less that much of the SI-SDR (dB) of the output waveform, synthesised as
+    Earshot synthesises it, against the target's, over the clips that hold speech."""
     y, s = spectra(noisy), spectra(target)
     power = y.real ** 2 + y.imag ** 2
     gains = (model(features(power)) @ taper).clamp(0, 1)
@@ -352,7 +384,12 @@ def loss_fn(model, taper, noisy, target, complex_share=0.3):
     estimate, reference = (gains * magnitude_y) ** 0.3, magnitude_s ** 0.3
     phase_y, phase_s = y / (y.abs() + 1e-12), s / (s.abs() + 1e-12)
     complex_error = (estimate * phase_y - reference * phase_s).abs().pow(2)
-    return (1 - complex_share) * (estimate - reference).pow(2).mean() + complex_share * complex_error.mean()
+    loss = (1 - complex_share) * (estimate - reference).pow(2).mean() + complex_share * complex_error.mean()
+    if sisdr_weight:
+        speech = target.pow(2).mean(dim=1) > 1e-10
+        if speech.any():
+            loss = loss - sisdr_weight * si_sdr(waveform(gains * y)[speech], waveform(s)[speech]).mean()
+    return loss
 
 
 def export(model, path, metadata):
@@ -416,6 +453,8 @@ def main():
     parser.add_argument("--checkpoint", default="training/data/suppressor.pt")
     parser.add_argument("--resume", action="store_true", help="go on from the checkpoint's step")
     parser.add_argument("--complex-share", type=float, default=0.3, help="the loss's share on compressed complex values")
+    parser.add_argument("--sisdr-weight", type=float, default=0.0,
+                        help="subtract this much of the output waveform's SI-SDR (dB) from the training loss")
     parser.add_argument("--alert-share", type=float, default=0.0,
                         help="share of training clips with an alert in the target (0.2 cost every noise kind)")
     parser.add_argument("--gain-taps", type=int, default=GAIN_TAPS,
@@ -559,7 +598,7 @@ def main():
             group["lr"] = lr
         noisy, target = next(batches) if batches is not None else train.batch(rng, args.batch, args.seconds)
         loss = loss_fn(model, taper, noisy.to(device, non_blocking=True), target.to(device, non_blocking=True),
-                       args.complex_share)
+                       args.complex_share, args.sisdr_weight)
         optimiser.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
