@@ -80,13 +80,10 @@ func enhance(_ x: [Float], rate: Double, model: NoiseSuppressor.Model = .learned
         let talk = Int(2.5 * rate)..<Int(3.9 * rate)
         let residual = zip(output[talk], speech[talk]).map { $0 - $1 }
         let improvement = rmsDB(noise[talk]) - rmsDB(residual[...])
-        // The learned model is judged on real speech (make eval-enhance: unseen noise kinds and the
-        // MS-SNSD pairs). This voice's steady harmonics under narrow formants are close to the hum
-        // it learned to remove, so it takes some of the voice with the noise: at 16 kHz it must
-        // not make the voice worse by more than half a decibel (measured −0.1 dB; the weights
-        // before it, trained on a quarter as much, +0.5 dB); at 48 kHz, where most of the white
-        // noise lies above the voice, it must help (measured +2.8 dB).
-        let required = model == .classic ? 1.5 : rate == 16_000 ? -0.5 : 1.5
+        // The learned model is measured on real speech (make eval-enhance); on this synthetic
+        // voice it must still help, if less than the statistical model, which assumes nothing
+        // about what speech sounds like.
+        let required = model == .classic ? 1.5 : 0.3
         #expect(improvement > required, "SNR improved by \(improvement) dB")
         #expect(abs(rmsDB(output[talk]) - rmsDB(speech[talk])) < 3, "speech level kept within 3 dB")
     }
