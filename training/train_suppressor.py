@@ -361,7 +361,6 @@ class Pack:
             setattr(self, kind, [x[e - n:e] for e, n in zip(ends, index[kind])])
         with np.load(folder / "rooms.npz") as rooms:
             self.rooms = [rooms[k].astype(np.float64) for k in sorted(rooms.files, key=lambda k: int(k.split("_")[1]))]
-        self.noise = self.recordings
         self.licence = index["licence"]
 
     def __bool__(self):
@@ -492,6 +491,8 @@ def main():
     if args.judge:
         judge(args)
         return
+    if os.path.exists(os.path.join(args.data, PACK)) and not args.no_dev:
+        parser.error(f"{args.data} is a pack, which holds no development side: give --no-dev")
     if args.steps == 0 and not math.isfinite(args.minutes):
         parser.error("--steps 0 needs --minutes: the schedule lasts that long")
     if args.export_only:
