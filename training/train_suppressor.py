@@ -214,11 +214,11 @@ class Mixer:
                 for c in ra.ALERTS:
                     self.alerts += [ra.trim(ra.load(str(f))) for f in sorted(pathlib.Path(alerts).glob(f"{c}_*.wav"))[:100]]
         rng = np.random.default_rng(7 if split == "train" else 8)
-        if packed:
-            self.recordings = self.bank.recordings
-        elif split == "train":
-            self.recordings = [x for kind in ra.SUPPRESSOR_TRAIN_URBAN for x in ra.urban_kind(data, kind)] if urban else []
         if split == "train":
+            if packed:
+                self.recordings = self.bank.recordings
+            else:
+                self.recordings = [x for kind in ra.SUPPRESSOR_TRAIN_URBAN for x in ra.urban_kind(data, kind)] if urban else []
             self.music = [ra.music(rng, 8) for _ in range(music_pieces // 2)]
             self.music += [tonal_music.piece(np.random.default_rng(tonal_music.TRAIN_SEEDS + 500 + i), 8)
                            for i in range(music_pieces - music_pieces // 2)]
@@ -332,6 +332,7 @@ def write_pack(data, folder):
     mixer = Mixer(data, "train", 0)
     folder = pathlib.Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
+    (folder / PACK).unlink(missing_ok=True)  # written last: a pack stopped half-way is no pack
     kinds = {"speech": mixer.bank.speech, "recordings": mixer.recordings, "events": mixer.bank.events}
     index = {"rate": RATE, "licence": URBAN_LICENCE if mixer.recordings else None}
     for kind, recordings in kinds.items():
@@ -506,18 +507,21 @@ def main():
         return
     if not 1 <= args.gain_taps <= FRAME // 2:
         parser.error(f"--gain-taps must be 1 to {FRAME // 2} samples, not {args.gain_taps}")
+    if not 1 <= args.hidden <= 1024:  # as SuppressorNetwork accepts
+        parser.error(f"--hidden must be 1 to 1024, not {args.hidden}")
     gain_taps = args.gain_taps
     rng = np.random.default_rng(args.seed)
     train = Mixer(args.data, "train", 24, args.alerts, urban=not args.no_urbansound, alert_share=args.alert_share)
     dev_batches = [] if args.no_dev else development_batches(args.data)
     device = torch.device(args.device)
+    state = torch.load(args.checkpoint, map_location=device) if args.resume and os.path.exists(args.checkpoint) else None
 
     if args.init:
         model = load_weights(args.init)
+    elif state:  # the checkpoint's width; its weights are loaded below
+        model = Suppressor(state["model"]["input.weight"].shape[0])
     else:
-        resumed = args.resume and os.path.exists(args.checkpoint)
-        model = Suppressor(torch.load(args.checkpoint, map_location="cpu")["model"]["input.weight"].shape[0]
-                           if resumed else args.hidden)
+        model = Suppressor(args.hidden)
         with torch.no_grad():  # input normalisation from the training data
             feats = torch.cat([features(spectra(train.batch(rng, 16, 3.0)[0]).abs() ** 2).reshape(-1, BINS) for _ in range(4)])
             model.mean.copy_(feats.mean(0))
@@ -530,8 +534,7 @@ def main():
     step, best, history = 0, float("inf"), []
     best_state = {k: v.clone() for k, v in average.items()}
     pathlib.Path(args.checkpoint).parent.mkdir(parents=True, exist_ok=True)
-    if args.resume and os.path.exists(args.checkpoint):
-        state = torch.load(args.checkpoint, map_location=device)
+    if state:
         model.load_state_dict(state["model"]); optimiser.load_state_dict(state["optimiser"])
         step, best, history, best_state = state["step"], state["best"], state["history"], state["bestModel"]
         average = state["average"]
@@ -547,7 +550,7 @@ def main():
         from safetensors import safe_open
         with safe_open(args.init, "pt") as f:
             licence = (f.metadata() or {}).get("licence") or licence
-    if args.resume and os.path.exists(args.checkpoint):
+    if state:
         licence = state["args"].get("licence") or licence
     start = time.time()
 
