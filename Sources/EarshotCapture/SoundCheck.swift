@@ -105,10 +105,10 @@ public struct SoundCheck {
         // the same cap would take babble's and traffic's low half for hum.
         // Against the speech level as reported, so the finding agrees with the numbers it gives.
         let audibleHum = hum.isAudible(besideSpeechDBFS: Self.rounded(speech, 1))
-        func background(_ spectrum: [Double]) -> Double {
+        func background(_ spectrum: [Double], bin: (Double) -> Int = frames.bin(ofHz:)) -> Double {
             let total = spectrum.reduce(0, +)
             guard hum.fundamentalHz != nil else { return total }
-            let split = frames.bin(ofHz: HumMeasure.highestHz), octave = frames.bin(ofHz: 2 * HumMeasure.highestHz)
+            let split = bin(HumMeasure.highestHz), octave = bin(2 * HumMeasure.highestHz)
             let below = spectrum[0..<split].reduce(0, +), band = spectrum[split..<octave].reduce(0, +)
             let capped = min(below, 2 * band)
             return total - below + (audibleHum ? capped : max(capped, below - pow(10, hum.levelDBFS / 10)))
@@ -116,7 +116,16 @@ public struct SoundCheck {
         func snrDB(over spectrum: [Double]) -> Double {
             activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background(spectrum)))
         }
-        let snr = snrDB(over: activity.noiseSpectrum)
+        // Noise on the words reads as quiet between them; the suppressor hears it there. Not
+        // where it also takes out a ringing room's tails, an echo or clipping's distortion.
+        let suppressed = try SuppressedNoise(narrow, sampleRate: PauseDetector.sampleRate)
+        let heardBySuppressor = Level.dB(power: suppressed.keptSpeechPower)
+            - Level.dB(power: background(suppressed.removedSpectrum, bin: suppressed.bin(ofHz:))) + SuppressedNoise.allowanceDB
+        let otherwiseRemoved = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil
+            || clipping.flatShare >= Threshold.clippedShare || clipping.roundedShare >= Threshold.roundedPeakShare
+        let betweenWords = snrDB(over: activity.noiseSpectrum)
+        let onTheWords = !otherwiseRemoved && activity.speechPower > 0 && heardBySuppressor < betweenWords
+        let snr = onTheWords ? heardBySuppressor : betweenWords
         let metrics = SoundCheckReport.Metrics(
             speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
             noiseFloorDBFS: Self.rounded(noise, 1), snrDB: Self.rounded(snr, 1),
@@ -125,7 +134,7 @@ public struct SoundCheck {
             dcOffset: Self.rounded(dc, 5))
         let findings = Findings(
             metrics: metrics, hasSpeech: activity.speechPower > 0 && speech > -90, clipping: clipping, dropouts: dropouts,
-            hum: hum, humAudible: audibleHum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo,
+            hum: hum, humAudible: audibleHum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo, noiseOnTheWords: onTheWords,
             steadySNRDB: snrDB(over: activity.floorSpectrum))
         let problems = findings.problems()
         report = SoundCheckReport(verdict: problems.isEmpty ? .good : .fix, metrics: metrics, problems: problems)
@@ -179,6 +188,8 @@ struct Findings {
     let humAudible: Bool
     let highFrequencyBalanceDB: Double?
     let echo: EchoMeasure
+    /// Whether the SNR is the suppressor's reading: noise that also sounds on the words.
+    let noiseOnTheWords: Bool
     /// Speech over the steady room tone alone: what fills a room's decays (bursts do not).
     let steadySNRDB: Double
 
@@ -219,7 +230,9 @@ struct Findings {
         }
         if hasSpeech, m.snrDB < T.leastSNRDB {
             add(.noisy, m.snrDB, T.leastSNRDB,
-                "Speech is \(db(m.snrDB)) dB above the noise between words (\(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB.",
+                noiseOnTheWords
+                    ? "Speech is \(db(m.snrDB)) dB above the noise, which sounds on the words too (between them the room tone is \(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB."
+                    : "Speech is \(db(m.snrDB)) dB above the noise between words (\(db(m.noiseFloorDBFS)) dBFS); clear speech needs at least \(db(T.leastSNRDB)) dB.",
                 "Turn off or move away from the noise (fans, appliances, open windows, traffic, music), or bring the microphone closer to your mouth.")
         }
         if let hz = m.humHz, humAudible {

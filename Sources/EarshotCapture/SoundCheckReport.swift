@@ -10,7 +10,8 @@ public struct SoundCheckReport: Codable, Equatable, Sendable {
         public var peakDBFS: Double
         /// The room tone's level.
         public var noiseFloorDBFS: Double
-        /// Speech against the broadband room tone (mains hum left out: it is its own problem).
+        /// Speech against the broadband noise, between the words or, where the noise suppressor
+        /// hears more of it, on them too (mains hum left out: it is its own problem).
         public var snrDB: Double
         /// Share of the speech's samples in flat tops (hard clipping).
         public var clippedShare: Double
