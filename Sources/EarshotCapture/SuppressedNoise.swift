@@ -14,10 +14,10 @@ struct SuppressedNoise {
     /// The suppressor at its deepest, so that what it leaves of the noise is least.
     static let strengthDB = 40.0
     /// The reading from the pauses may stand at most this far above this one: what it takes of
-    /// the speech makes this reading low. Chosen on the tuning material of `make
+    /// the speech makes this reading low. Chosen among 2–10 dB on the tuning material of `make
     /// eval-soundcheck` (its tuning set, the tuning noises and the knocks and bangs of no real
-    /// recording at 0–30 dB): the least error on the bursts of 2–10 dB that adds no false finding
-    /// there (5 dB adds one noisy clean recording).
+    /// recording at 0–30 dB): the least error on the bangs that adds no false finding there
+    /// (5 dB calls one more clean recording noisy).
     static let allowanceDB = 6.0
 
     /// Active level (power) of what the suppressor keeps.
