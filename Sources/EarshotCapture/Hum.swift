@@ -23,12 +23,7 @@ struct HumMeasure {
     /// `spectrum`: long frames (about 0.5 Hz apart) that find the lines; `pauses`: shorter ones
     /// (about 2 Hz apart) in which their level is measured.
     init(_ spectrum: PowerSpectrogram, pauses: PowerSpectrogram) {
-        var mean = [Double](repeating: 0, count: spectrum.binCount)
-        for frame in spectrum.frames {
-            for k in mean.indices { mean[k] += frame[k] }
-        }
-        let frames = Double(max(1, spectrum.frames.count))
-        mean = mean.map { $0 / frames }
+        let mean = spectrum.mean(of: spectrum.frames.indices)
         var best: (hz: Double, power: Double, count: Int)? = nil
         for fundamental in [50.0, 60.0] {
             var power = 0.0, count = 0, strongFundamental = false
@@ -96,11 +91,6 @@ struct HumMeasure {
     static func quietestMean(_ spectrum: PowerSpectrogram) -> [Double] {
         let energies = spectrum.frames.map { $0.reduce(0, +) }
         let order = energies.indices.sorted { energies[$0] < energies[$1] }
-        let chosen = order.prefix(max(1, order.count / 5))
-        var mean = [Double](repeating: 0, count: spectrum.binCount)
-        for t in chosen {
-            for k in mean.indices { mean[k] += spectrum.frames[t][k] }
-        }
-        return mean.map { $0 / Double(chosen.count) }
+        return spectrum.mean(of: order.prefix(max(1, order.count / 5)))
     }
 }

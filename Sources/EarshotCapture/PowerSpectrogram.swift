@@ -42,6 +42,26 @@ struct PowerSpectrogram {
         self.frames = frames
     }
 
+    /// One frame, the mean of all of them, in the same bins.
+    private init(averaging spectrogram: PowerSpectrogram) {
+        sampleRate = spectrogram.sampleRate
+        frameSize = spectrogram.frameSize
+        hop = spectrogram.hop
+        frames = [spectrogram.mean(of: spectrogram.frames.indices)]
+    }
+
+    /// The mean power per bin over the frames at `chosen`.
+    func mean(of chosen: some Collection<Int>) -> [Double] {
+        var sum = [Double](repeating: 0, count: binCount)
+        for t in chosen {
+            for k in sum.indices { sum[k] += frames[t][k] }
+        }
+        return sum.map { $0 / Double(max(1, chosen.count)) }
+    }
+
+    /// The whole recording's mean spectrum, as a spectrogram of one frame.
+    var averaged: PowerSpectrogram { PowerSpectrogram(averaging: self) }
+
     func bin(ofHz hz: Double) -> Int { min(binCount - 1, max(0, Int((hz / binHz).rounded()))) }
 
     /// The power of frame `t` between two frequencies.

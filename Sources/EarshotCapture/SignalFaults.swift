@@ -55,9 +55,7 @@ struct ClippingMeasure {
     /// Samples in 10 ms frames within 15.9 dB of their mean power (ITU-T P.56's active frames).
     static func speechSamples(_ signal: [Float], sampleRate: Double) -> Int {
         let frame = max(1, Int(sampleRate / 100))
-        let powers = stride(from: 0, to: signal.count - frame + 1, by: frame).map { start in
-            signal[start..<(start + frame)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)
-        }
+        let powers = SpeechActivity.tenMillisecondPowers(signal, sampleRate: sampleRate)
         guard !powers.isEmpty else { return signal.count }
         var level = powers.reduce(0, +) / Double(powers.count)
         var active = powers.count

@@ -105,10 +105,10 @@ public struct SoundCheck {
         // the same cap would take babble's and traffic's low half for hum.
         // Against the speech level as reported, so the finding agrees with the numbers it gives.
         let audibleHum = hum.isAudible(besideSpeechDBFS: Self.rounded(speech, 1))
-        func background(_ spectrum: [Double], bin: (Double) -> Int = frames.bin(ofHz:)) -> Double {
+        func background(_ spectrum: [Double], in layout: PowerSpectrogram = frames) -> Double {
             let total = spectrum.reduce(0, +)
             guard hum.fundamentalHz != nil else { return total }
-            let split = bin(HumMeasure.highestHz), octave = bin(2 * HumMeasure.highestHz)
+            let split = layout.bin(ofHz: HumMeasure.highestHz), octave = layout.bin(ofHz: 2 * HumMeasure.highestHz)
             let below = spectrum[0..<split].reduce(0, +), band = spectrum[split..<octave].reduce(0, +)
             let capped = min(below, 2 * band)
             return total - below + (audibleHum ? capped : max(capped, below - pow(10, hum.levelDBFS / 10)))
@@ -120,7 +120,7 @@ public struct SoundCheck {
         // where it also takes out a ringing room's tails, an echo or clipping's distortion.
         let suppressed = try SuppressedNoise(narrow, sampleRate: PauseDetector.sampleRate)
         let heardBySuppressor = Level.dB(power: suppressed.keptSpeechPower)
-            - Level.dB(power: background(suppressed.removedSpectrum, bin: suppressed.bin(ofHz:))) + SuppressedNoise.allowanceDB
+            - Level.dB(power: background(suppressed.removed.frames[0], in: suppressed.removed)) + SuppressedNoise.allowanceDB
         let otherwiseRemoved = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil
             || clipping.flatShare >= Threshold.clippedShare || clipping.roundedShare >= Threshold.roundedPeakShare
         let betweenWords = snrDB(over: activity.noiseSpectrum)

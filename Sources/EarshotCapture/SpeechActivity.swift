@@ -86,16 +86,9 @@ struct SpeechActivity {
     init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: PauseDetector.Pauses? = nil, rt60Seconds: Double? = nil) {
         let count = spectrogram.frames.count
         let totals = (0..<count).map { spectrogram.power($0) }
-        func mean(_ chosen: [Int]) -> [Double] {
-            var noise = [Double](repeating: 0, count: spectrogram.binCount)
-            for t in chosen {
-                for k in noise.indices { noise[k] += spectrogram.frames[t][k] }
-            }
-            return noise.map { $0 / Double(chosen.count) }
-        }
         let given = roomTone.map { Array($0.clamped(to: 0..<count)) } ?? []
         if !given.isEmpty {
-            noiseSpectrum = mean(given)
+            noiseSpectrum = spectrogram.mean(of: given)
             floorSpectrum = noiseSpectrum
         } else {
             let roomRings = (rt60Seconds ?? 0) >= Self.ringingRT60Seconds
@@ -112,7 +105,7 @@ struct SpeechActivity {
             let paused = (roomRings ? pauses : pauses?.bridged()).flatMap {
                 frames($0.sure, atLeast: Self.leastPauseSeconds) ?? frames($0.likely, atLeast: Self.leastLikelyPauseSeconds)
             }
-            let between = paused.map(mean) ?? floorSpectrum
+            let between = paused.map { spectrogram.mean(of: $0) } ?? floorSpectrum
             noiseSpectrum = pauses.map {
                 Self.withBurstsUnderWords(between, spectrogram, audible: audible, pauses: $0, pauseFrame: pauseFrame, counted: paused ?? [])
             } ?? between
@@ -151,6 +144,14 @@ struct SpeechActivity {
     /// The noise's share over which a frame under the words counts as a burst (set on the
     /// tuning material of `make eval-soundcheck`: 0.5 and 0.8 read it alike).
     static let leastBurstShare = 0.5
+
+    /// The mean square of each whole 10 ms frame of `signal`: the frames ITU-T P.56 counts in.
+    static func tenMillisecondPowers(_ signal: [Float], sampleRate: Double) -> [Double] {
+        let frame = max(1, Int(sampleRate / 100))
+        return stride(from: 0, to: signal.count - frame + 1, by: frame).map { start in
+            signal[start..<(start + frame)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)
+        }
+    }
 
     /// The active level of frame powers (noise removed): the mean over the frames within
     /// `activeMarginDB` of that mean, found by iteration; 0 where nothing is active.

@@ -22,9 +22,8 @@ struct SuppressedNoise {
 
     /// Active level (power) of what the suppressor keeps.
     let keptSpeechPower: Double
-    /// The mean power per bin of what it takes out, over the whole recording (32 ms frames).
-    let removedSpectrum: [Double]
-    let binHz: Double
+    /// What it takes out: its mean power per bin over the whole recording, one 32 ms frame.
+    let removed: PowerSpectrogram
 
     /// `signal`: the recording at 16 kHz, without its offset.
     init(_ signal: [Float], sampleRate: Double) throws {
@@ -33,19 +32,7 @@ struct SuppressedNoise {
         // Compensated, so that what it keeps lines up with the recording sample for sample.
         try Runner(blockFrames: 1024).run(source: MemorySource(channels: [signal], sampleRate: sampleRate), chain: suppressor, sink: sink)
         let kept = sink.channels[0]
-        let frame = Int(sampleRate / 100)  // 10 ms, as ITU-T P.56 counts
-        let powers = stride(from: 0, to: kept.count - frame + 1, by: frame).map { start in
-            kept[start..<(start + frame)].reduce(0.0) { $0 + Double($1) * Double($1) } / Double(frame)
-        }
-        keptSpeechPower = SpeechActivity.activeLevel(powers)
-        let removed = PowerSpectrogram(zip(signal, kept).map { $0 - $1 }, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01)
-        var sum = [Double](repeating: 0, count: removed.binCount)
-        for frame in removed.frames {
-            for k in sum.indices { sum[k] += frame[k] }
-        }
-        removedSpectrum = sum.map { $0 / Double(max(1, removed.frames.count)) }
-        binHz = removed.binHz
+        keptSpeechPower = SpeechActivity.activeLevel(SpeechActivity.tenMillisecondPowers(kept, sampleRate: sampleRate))
+        removed = PowerSpectrogram(zip(signal, kept).map { $0 - $1 }, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01).averaged
     }
-
-    func bin(ofHz hz: Double) -> Int { min(removedSpectrum.count - 1, max(0, Int((hz / binHz).rounded()))) }
 }
