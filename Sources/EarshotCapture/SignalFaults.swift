@@ -131,14 +131,9 @@ struct DropoutMeasure {
         func power(_ range: Range<Int>) -> Double {
             range.reduce(0.0) { $0 + Double(signal[$1]) * Double(signal[$1]) } / Double(max(1, range.count))
         }
-        var count = 0, total = 0, n = 0
-        // Silence, or a flat line near it (a DC offset added after the gap).
-        while n < signal.count {
-            let held = signal[n]
-            guard abs(held) < 0.05, n + 1 < signal.count, abs(signal[n + 1] - held) <= Self.silent else { n += 1; continue }
-            var end = n
-            while end < signal.count, abs(signal[end] - held) <= Self.silent { end += 1 }
-            let length = end - n
+        var count = 0, total = 0
+        for run in Self.held(signal) {
+            let (n, end) = (run.lowerBound, run.upperBound), length = run.count
             if length >= shortest, length <= longest, n >= context, end + context <= signal.count, speechPower > 0 {
                 let before = power((n - context)..<n), after = power(end..<(end + context))
                 if min(before, after) >= alive, max(before, after) >= cut {
@@ -146,9 +141,23 @@ struct DropoutMeasure {
                     total += length
                 }
             }
-            n = end
         }
         self.count = count
         seconds = Double(total) / sampleRate
+    }
+
+    /// Every run of at least two samples of silence, or of a flat line near it (a DC offset
+    /// added after the gap).
+    static func held(_ signal: [Float]) -> [Range<Int>] {
+        var runs: [Range<Int>] = [], n = 0
+        while n < signal.count {
+            let level = signal[n]
+            guard abs(level) < 0.05, n + 1 < signal.count, abs(signal[n + 1] - level) <= silent else { n += 1; continue }
+            var end = n
+            while end < signal.count, abs(signal[end] - level) <= silent { end += 1 }
+            runs.append(n..<end)
+            n = end
+        }
+        return runs
     }
 }

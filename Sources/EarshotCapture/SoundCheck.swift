@@ -89,10 +89,12 @@ public struct SoundCheck {
         // bursts (a dog's barks) can itself read as an echo.
         let pauses = roomTone == nil ? try PauseDetector.bundled().pauses(in: narrow) : nil
         let reverberation = ReverberationMeasure(frames)
-        let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses, rt60Seconds: reverberation.rt60Seconds)
-        let balance = SpectrumBalance(frames, activity: activity)
         // On the centred signal: an offset would make every loud moment read as a rounded top.
         let clipping = ClippingMeasure(centred, sampleRate: sampleRate)
+        let clipped = clipping.flatShare >= Threshold.clippedShare || clipping.roundedShare >= Threshold.roundedPeakShare
+        let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses, rt60Seconds: reverberation.rt60Seconds,
+                                      shareAlone: clipped || echo.delaySeconds != nil ? [] : Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames))
+        let balance = SpectrumBalance(frames, activity: activity)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
         let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
                              pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
@@ -121,8 +123,7 @@ public struct SoundCheck {
         let suppressed = try SuppressedNoise(narrow, sampleRate: PauseDetector.sampleRate)
         let heardBySuppressor = Level.dB(power: suppressed.keptSpeechPower)
             - Level.dB(power: background(suppressed.removed.frames[0], in: suppressed.removed)) + SuppressedNoise.allowanceDB
-        let otherwiseRemoved = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil
-            || clipping.flatShare >= Threshold.clippedShare || clipping.roundedShare >= Threshold.roundedPeakShare
+        let otherwiseRemoved = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil || clipped
         let betweenWords = snrDB(over: activity.noiseSpectrum)
         let onTheWords = !otherwiseRemoved && activity.speechPower > 0 && heardBySuppressor < betweenWords
         let snr = onTheWords ? heardBySuppressor : betweenWords
@@ -154,6 +155,23 @@ public struct SoundCheck {
         }
         spectrogramDB = cells
         spectrogramTopHz = sampleRate / 2
+    }
+
+    /// How far the pause detector's features reach either side of a frame (its ±250 ms context).
+    static let pauseContextSeconds = 0.25
+
+    /// Each frame of `frames` whose pause features reach no gap: no run of held samples (digital
+    /// silence, a dropout's) of at least a dropout's shortest within `pauseContextSeconds`. A
+    /// gap's cut edges and the silence beside them sound like bursts to the share network.
+    static func awayFromGaps(_ signal: [Float], sampleRate: Double, frames: PowerSpectrogram) -> [Bool] {
+        var away = [Bool](repeating: true, count: frames.frames.count)
+        let reach = pauseContextSeconds * sampleRate, hop = frames.hopSeconds * sampleRate
+        for run in DropoutMeasure.held(signal) where Double(run.count) >= DropoutMeasure.shortestSeconds * sampleRate {
+            let first = max(0, Int(((Double(run.lowerBound) - reach) / hop).rounded(.down)))
+            let last = min(away.count - 1, Int(((Double(run.upperBound) + reach) / hop).rounded(.up)))
+            if first <= last { for t in first...last { away[t] = false } }
+        }
+        return away
     }
 
     /// The offset that stays put: the median of 20 ms means in the quietest third of them. Loud

@@ -134,4 +134,19 @@ import Testing
         #expect(pauses.bridged().likely == pauses.likely, "31 frames is longer than 0.3 s")
         #expect(PauseDetector.Pauses(sure: pauses.sure, likely: pauses.likely).bridged().sure == pauses.sure)
     }
+
+    /// The share network decides alone only where its ±250 ms of context holds no gap: a run of
+    /// held samples at least a dropout's shortest (3 ms) long.
+    @Test func theShareNetworkIsNotAloneBesideAGap() {
+        var x = whiteNoise(32_000, dbfs: -30, seed: 5)
+        for i in 16_000..<16_160 { x[i] = 0 }  // 10 ms at 1 s
+        for i in 24_000..<24_016 { x[i] = 0 }  // 1 ms at 1.5 s: too short to be a gap
+        let frames = PowerSpectrogram(x, sampleRate: 16_000, frameSeconds: 0.032, hopSeconds: 0.01)
+        let away = SoundCheck.awayFromGaps(x, sampleRate: 16_000, frames: frames)
+        #expect(away.count == frames.frames.count)
+        let beside = away.indices.filter { !away[$0] }
+        #expect(beside.first == 75 && beside.last == 126, "\(beside.first ?? -1)…\(beside.last ?? -1)")
+        #expect(beside.count == 52)
+        #expect(SoundCheck.awayFromGaps(whiteNoise(32_000, dbfs: -30, seed: 5), sampleRate: 16_000, frames: frames).allSatisfy { $0 })
+    }
 }

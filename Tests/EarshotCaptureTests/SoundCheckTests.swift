@@ -299,6 +299,7 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         for start in loudest { for i in start..<(start + 640) { gapped[i] = 0 } }
         let report = try check(gapped)
         #expect(kinds(report).contains("dropouts"), "\(report.problems)")
+        #expect(!kinds(report).contains("noisy"), "a gap's cut edges are no noise: \(report.metrics)")
         let delay = Int(0.2 * rate)
         let echoed = clean.indices.map { $0 >= delay ? clean[$0] + 0.5 * clean[$0 - delay] : clean[$0] }
         let echo = try check(echoed)
