@@ -92,8 +92,11 @@ public struct SoundCheck {
         // On the centred signal: an offset would make every loud moment read as a rounded top.
         let clipping = ClippingMeasure(centred, sampleRate: sampleRate)
         let clipped = clipping.flatShare >= Threshold.clippedShare || clipping.roundedShare >= Threshold.roundedPeakShare
+        // What the suppressor and the share network take for noise besides noise: a ringing
+        // room's tails, an echo, clipping's distortion. Where one is measured, neither decides.
+        let otherwiseNoiseLike = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil || clipped
         let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses, rt60Seconds: reverberation.rt60Seconds,
-                                      shareAlone: clipped || echo.delaySeconds != nil ? [] : Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames))
+                                      shareAlone: otherwiseNoiseLike ? [] : Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames))
         let balance = SpectrumBalance(frames, activity: activity)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
         let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
@@ -118,14 +121,12 @@ public struct SoundCheck {
         func snrDB(over spectrum: [Double]) -> Double {
             activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background(spectrum)))
         }
-        // Noise on the words reads as quiet between them; the suppressor hears it there. Not
-        // where it also takes out a ringing room's tails, an echo or clipping's distortion.
+        // Noise on the words reads as quiet between them; the suppressor hears it there.
         let suppressed = try SuppressedNoise(narrow, sampleRate: PauseDetector.sampleRate)
         let heardBySuppressor = Level.dB(power: suppressed.keptSpeechPower)
             - Level.dB(power: background(suppressed.removed.frames[0], in: suppressed.removed)) + SuppressedNoise.allowanceDB
-        let otherwiseRemoved = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil || clipped
         let betweenWords = snrDB(over: activity.noiseSpectrum)
-        let onTheWords = !otherwiseRemoved && activity.speechPower > 0 && heardBySuppressor < betweenWords
+        let onTheWords = !otherwiseNoiseLike && activity.speechPower > 0 && heardBySuppressor < betweenWords
         let snr = onTheWords ? heardBySuppressor : betweenWords
         let metrics = SoundCheckReport.Metrics(
             speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
