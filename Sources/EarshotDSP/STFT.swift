@@ -144,13 +144,24 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         let limiter: HopLimiter?
         /// What is known of the hop after `output` when a frame is synthesised, for the limiter.
         let ahead: UnsafeMutableBufferPointer<Float>
+        /// Where the limiter splits the output in two (its first upper bin), with the upper
+        /// band's own overlap-add, hop and look-ahead; nil for one band.
+        let splitBin: Int?
+        let upperOverlapAdd: UnsafeMutableBufferPointer<Float>
+        let upper: UnsafeMutableBufferPointer<Float>
+        let upperAhead: UnsafeMutableBufferPointer<Float>
 
-        init(frameSize: Int, hop: Int, limiter: HopLimiter?) {
+        init(frameSize: Int, hop: Int, limiter: HopLimiter?, splitBin: Int?) {
             collector = FrameCollector(frameSize: frameSize, hop: hop)
             overlapAdd = .allocate(capacity: frameSize)
             output = .allocate(capacity: hop)
             ahead = .allocate(capacity: hop)
             self.limiter = limiter
+            self.splitBin = limiter == nil ? nil : splitBin
+            let split = self.splitBin != nil
+            upperOverlapAdd = .allocate(capacity: split ? frameSize : 0)
+            upper = .allocate(capacity: split ? hop : 0)
+            upperAhead = .allocate(capacity: split ? hop : 0)
             reset()
         }
 
@@ -158,6 +169,9 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
             overlapAdd.deallocate()
             output.deallocate()
             ahead.deallocate()
+            upperOverlapAdd.deallocate()
+            upper.deallocate()
+            upperAhead.deallocate()
         }
 
         func reset() {
@@ -165,17 +179,30 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
             overlapAdd.update(repeating: 0)
             output.update(repeating: 0)
             ahead.update(repeating: 0)
+            upperOverlapAdd.update(repeating: 0)
+            upper.update(repeating: 0)
+            upperAhead.update(repeating: 0)
             limiter?.reset()
             outputIndex = 1
         }
     }
 
-    /// - Parameter limitDBFS: hold every channel's output under this peak level with a
-    ///   `HopLimiter`, which looks ahead inside the STFT's own delay; nil for none.
-    public init(configuration: STFTConfiguration, stage: Stage, limitDBFS: Double? = nil) {
+    /// Where each channel's limiter splits its output, Hz (channel c uses the entry
+    /// `min(c, count − 1)`; nil, or none given, for one band).
+    public let limiterSplitHz: [Double?]
+    /// The spectrum as the stage left it, while one band at a time is synthesised.
+    private var spectrumCopy: [Float] = []
+
+    /// - Parameters:
+    ///   - limitDBFS: hold every channel's output under this peak level with a `HopLimiter`,
+    ///     which looks ahead inside the STFT's own delay; nil for none.
+    ///   - limiterSplitHz: per channel, where the limiter splits the output to take what it
+    ///     must from the upper band first.
+    public init(configuration: STFTConfiguration, stage: Stage, limitDBFS: Double? = nil, limiterSplitHz: [Double?] = []) {
         self.configuration = configuration
         self.stage = stage
         self.limitDBFS = limitDBFS
+        self.limiterSplitHz = limiterSplitHz
     }
 
     public var latencySamples: Int { configuration.frameSize - 1 - configuration.synthesisStart }
@@ -185,11 +212,15 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         let transform = RealFFT(size: configuration.frameSize)
         fft = transform
         try stage.prepare(binCount: transform.binCount, spec: spec)
-        channels = (0..<spec.channelCount).map { [configuration, limitDBFS] _ in
-            ChannelState(
+        let binHz = spec.sampleRate / Double(configuration.frameSize)
+        channels = (0..<spec.channelCount).map { [configuration, limitDBFS, limiterSplitHz] c in
+            let split = limiterSplitHz.isEmpty ? nil : limiterSplitHz[min(c, limiterSplitHz.count - 1)]
+            return ChannelState(
                 frameSize: configuration.frameSize, hop: configuration.hop,
-                limiter: limitDBFS.map { HopLimiter(ceilingDBFS: $0, hop: configuration.hop, sampleRate: spec.sampleRate) })
+                limiter: limitDBFS.map { HopLimiter(ceilingDBFS: $0, hop: configuration.hop, sampleRate: spec.sampleRate) },
+                splitBin: split.map { min(transform.binCount - 1, max(1, Int(($0 / binHz).rounded()))) })
         }
+        spectrumCopy = [Float](repeating: 0, count: 2 * transform.binCount)
     }
 
     public func reset() {
@@ -221,28 +252,49 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         }
         fft.forward()
         stage.process(spectrum: fft.spectrum, channel: channel)
-        fft.inverse()
-        let ola = state.overlapAdd
-        configuration.synthesisWindow.withUnsafeBufferPointer { window in
-            for i in 0..<n { ola[i] += fft.time[i] * window[i] }
-        }
         let start = configuration.synthesisStart
-        gains.withUnsafeBufferPointer { gains in
-            for i in 0..<hop { state.output[i] = ola[start + i] * gains[i] }
-        }
-        if let limiter = state.limiter {
-            // This frame's share of the next hop: all that is known of it yet.
-            let known = min(hop, n - start - hop)
-            gains.withUnsafeBufferPointer { gains in
-                for i in 0..<known { state.ahead[i] = ola[start + hop + i] * gains[i] }
+        // This frame's share of the next hop: all that is known of it yet, for the limiter.
+        let known = max(0, min(hop, n - start - hop))
+        if let split = state.splitBin, let limiter = state.limiter {
+            let spectrum = fft.spectrum
+            spectrumCopy.withUnsafeMutableBufferPointer { copy in
+                _ = copy.update(fromContentsOf: spectrum)
+                spectrum.update(repeating: 0)
+                for i in (2 * split)..<spectrum.count { spectrum[i] = copy[i] }
+                fft.inverse()
+                overlapAdd(fft.time, into: state.upperOverlapAdd, hop: state.upper, ahead: state.upperAhead, known: known)
+                for i in 0..<(2 * split) { spectrum[i] = copy[i] }
+                for i in (2 * split)..<spectrum.count { spectrum[i] = 0 }
             }
-            limiter.limit(state.output, ahead: UnsafeBufferPointer(rebasing: state.ahead[0..<known]))
+            fft.inverse()
+            overlapAdd(fft.time, into: state.overlapAdd, hop: state.output, ahead: state.ahead, known: known)
+            limiter.limit(lower: state.output, upper: UnsafeBufferPointer(state.upper),
+                          lowerAhead: UnsafeBufferPointer(rebasing: state.ahead[0..<known]),
+                          upperAhead: UnsafeBufferPointer(rebasing: state.upperAhead[0..<known]))
+        } else {
+            fft.inverse()
+            overlapAdd(fft.time, into: state.overlapAdd, hop: state.output, ahead: state.ahead, known: known)
+            state.limiter?.limit(state.output, ahead: UnsafeBufferPointer(rebasing: state.ahead[0..<known]))
+        }
+        state.collector.advance()
+        state.outputIndex = 0
+    }
+
+    /// Overlap-adds one synthesised frame into `ola`, sets `hop` to the samples now final and
+    /// `ahead` to what is known of the next `known`, and moves `ola` on by a hop.
+    private func overlapAdd(_ time: UnsafeMutableBufferPointer<Float>, into ola: UnsafeMutableBufferPointer<Float>,
+                            hop output: UnsafeMutableBufferPointer<Float>, ahead: UnsafeMutableBufferPointer<Float>, known: Int) {
+        let n = configuration.frameSize, hop = configuration.hop, start = configuration.synthesisStart
+        configuration.synthesisWindow.withUnsafeBufferPointer { window in
+            for i in 0..<n { ola[i] += time[i] * window[i] }
+        }
+        gains.withUnsafeBufferPointer { gains in
+            for i in 0..<hop { output[i] = ola[start + i] * gains[i] }
+            for i in 0..<known { ahead[i] = ola[start + hop + i] * gains[i] }
         }
         let base = ola.baseAddress!
         base.update(from: base + hop, count: n - hop)
         (base + n - hop).update(repeating: 0, count: hop)
-        state.collector.advance()
-        state.outputIndex = 0
     }
 }
 

@@ -52,14 +52,18 @@ public struct Compression: Equatable, Sendable {
     /// holds the peaks under it (`HopLimiter`), so a band level under its maximum can never
     /// come out as a waveform cut at full scale. Nil for none.
     public var limitDBFS: Double?
+    /// Per channel (as `channels`), where the limiter splits the output to take what it must
+    /// from the frequencies above first; nil for the whole output at once.
+    public var limiterSplitHz: [Double?]
 
     public init(channels: [[CompressionBand]], fullScaleDBSPL: Double = 100, attackSeconds: Double = 0.005, releaseSeconds: Double = 0.1,
-                limitDBFS: Double? = nil) {
+                limitDBFS: Double? = nil, limiterSplitHz: [Double?] = []) {
         self.channels = channels
         self.fullScaleDBSPL = fullScaleDBSPL
         self.attackSeconds = attackSeconds
         self.releaseSeconds = releaseSeconds
         self.limitDBFS = limitDBFS
+        self.limiterSplitHz = limiterSplitHz
     }
 
     /// The limiter's own ceiling: a tenth of a decibel under the limit, so the output guard
@@ -88,6 +92,9 @@ public struct Compression: Equatable, Sendable {
         }
         if let limitDBFS, !(limitDBFS.isFinite && limitDBFS <= 0) {
             throw EnhanceError.limit(dBFS: limitDBFS)
+        }
+        if let split = limiterSplitHz.compactMap({ $0 }).first(where: { !($0.isFinite && $0 > 0) }) {
+            throw EnhanceError.limiterSplit(hz: split)
         }
     }
 }
@@ -200,7 +207,7 @@ public final class WideDynamicRangeCompressor: AudioProcessor {
         let configuration = NoiseSuppressor.stftConfiguration(sampleRate: spec.sampleRate)
         let processor = SpectralProcessor(
             configuration: configuration, stage: CompressionStage(compression: compression, frameSize: configuration.frameSize, hop: configuration.hop),
-            limitDBFS: compression.limiterCeilingDBFS)
+            limitDBFS: compression.limiterCeilingDBFS, limiterSplitHz: compression.limiterSplitHz)
         try processor.prepare(spec)
         self.processor = processor
     }

@@ -9,6 +9,7 @@ public enum EnhanceError: EarshotFailure, Equatable {
     case knees(centreHz: Double)
     case timing
     case limit(dBFS: Double)
+    case limiterSplit(hz: Double)
 
     public var description: String {
         switch self {
@@ -19,6 +20,7 @@ public enum EnhanceError: EarshotFailure, Equatable {
         case .knees(let hz): "the \(Int(hz)) Hz band needs finite knees at ascending levels"
         case .timing: "the compressor needs a finite calibration and positive attack and release times"
         case .limit(let dBFS): "the output limit must be at most 0 dBFS, not \(dBFS)"
+        case .limiterSplit(let hz): "the limiter's split must be a positive frequency, not \(hz) Hz"
         }
     }
 }

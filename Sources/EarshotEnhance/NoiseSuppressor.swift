@@ -122,7 +122,8 @@ public final class NoiseSuppressor: AudioProcessor {
             separatesAlerts: separatesAlerts, probeChannels: probeChannels, framesPerBlock: spec.maximumBlockFrames / hop + 2)
         stage.alertSounding = alertSounding
         stage.amplification = amplification.map { CompressionStage(compression: $0, frameSize: configuration.frameSize, hop: hop) }
-        let processor = SpectralProcessor(configuration: configuration, stage: stage, limitDBFS: amplification?.limiterCeilingDBFS)
+        let processor = SpectralProcessor(
+            configuration: configuration, stage: stage, limitDBFS: amplification?.limiterCeilingDBFS, limiterSplitHz: amplification?.limiterSplitHz ?? [])
         try processor.prepare(spec)
         self.processor = processor
     }

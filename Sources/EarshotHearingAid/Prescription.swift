@@ -74,7 +74,19 @@ public struct Fitting: Codable, Equatable, Sendable {
             }
         }
         return Compression(channels: channels, fullScaleDBSPL: fullScaleDBSPL, attackSeconds: attackSeconds, releaseSeconds: releaseSeconds,
-                           limitDBFS: try ceilingDBFS(fullScaleDBSPL: fullScaleDBSPL, calibration: calibration))
+                           limitDBFS: try ceilingDBFS(fullScaleDBSPL: fullScaleDBSPL, calibration: calibration),
+                           limiterSplitHz: [Ear.left, .right].map { limiterSplitHz(bands($0)) })
+    }
+
+    /// Where an ear's output limiter splits the output: below the first band whose loss is
+    /// moderately severe (`Prescription.limitedLossDBHL`), halfway in log frequency, when some
+    /// band lies below it. The peaks that reach the ceiling come from the gain a sloping loss
+    /// needs at those frequencies, so the limiter takes what it must from them first and leaves
+    /// the frequencies the listener hears better unpumped; a loss that is as severe from the
+    /// lowest band up is limited as a whole.
+    private func limiterSplitHz(_ bands: [BandFitting]) -> Double? {
+        guard let first = bands.firstIndex(where: { $0.thresholdDBHL >= Prescription.limitedLossDBHL }), first > 0 else { return nil }
+        return (bands[first - 1].centreHz * bands[first].centreHz).squareRoot()
     }
 
     /// The output guard's ceiling in dBFS: no sample may play louder than the maximum output on
@@ -150,6 +162,9 @@ public struct Fitting: Codable, Equatable, Sendable {
 ///   baseline; 0.25 s and 0.5 s did not (HASPI at +5 dB: 0.731, 0.746, 0.752; baseline 0.749).
 public enum Prescription {
     public static let defaultFullScaleDBSPL = 100.0
+    /// The loss at which the output limiter's upper band begins (the WHO's "moderately
+    /// severe", 50 dB HL): see `Fitting.limiterSplitHz`.
+    public static let limitedLossDBHL = 50.0
     public static let attackSeconds = 0.005
     public static let releaseSeconds = 0.5
     /// The compressor's band centres (the audiometric frequencies NAL-R is defined at, and 8 kHz).

@@ -51,5 +51,49 @@ import Testing
         try expectKept(ProcessorContract(sampleRate: 16_000, input: [signal, signal.map { 0.5 * $0 }]) {
             SpectralProcessor(configuration: Self.configuration, stage: IdentitySpectralStage(), limitDBFS: -3)
         })
+        try expectKept(ProcessorContract(sampleRate: 16_000, input: [signal, signal.map { 0.5 * $0 }]) {
+            SpectralProcessor(configuration: Self.configuration, stage: IdentitySpectralStage(), limitDBFS: -3, limiterSplitHz: [1000, nil])
+        })
+    }
+
+    /// A 200 Hz tone under the ceiling, and 3 kHz bursts over it that take the sum 8 dB over.
+    static func toneUnderBursts(rate: Double = 16_000) -> (tone: [Float], mixed: [Float]) {
+        let count = Int(1.2 * rate)
+        let tone = (0..<count).map { Float(0.5 * sin(2 * Double.pi * 200 * Double($0) / rate)) }
+        let mixed = (0..<count).map { i -> Float in
+            let t = Double(i) / rate
+            let burst = (t.truncatingRemainder(dividingBy: 0.3) < 0.15) ? 1.8 * sin(2 * Double.pi * 3000 * t) : 0
+            return tone[i] + Float(burst)
+        }
+        return (tone, mixed)
+    }
+
+    /// Split at 1 kHz, the limiter takes what it must from the bursts alone: the peaks stay under
+    /// the ceiling with no flat tops, and the tone below the split comes out as it went in,
+    /// where limiting the whole output pumps it down with every burst.
+    @Test func twoBandsSpareTheLowerBand() throws {
+        let (tone, mixed) = Self.toneUnderBursts()
+        let ceiling = Float(pow(10, -1.0 / 20))
+        func lowerBandError(_ split: [Double?]) throws -> (error: Double, peak: Float, flat: Int) {
+            var limited = SpectralProcessor(configuration: Self.configuration, stage: IdentitySpectralStage(), limitDBFS: -1, limiterSplitHz: split)
+            let output = try run(&limited, over: mixed, blockSizes: [100])
+            let delay = limited.latencySamples
+            // The tone's share of the output: its projection on the tone, per 10 ms.
+            var worst = 0.0
+            for start in stride(from: 1600, to: tone.count - delay - 160, by: 160) {
+                var dot = 0.0, energy = 0.0
+                for i in start..<(start + 160) {
+                    dot += Double(output[i + delay]) * Double(tone[i])
+                    energy += Double(tone[i]) * Double(tone[i])
+                }
+                worst = max(worst, abs(20 * log10(max(dot / energy, 1e-6))))
+            }
+            return (worst, output.map(abs).max()!, flatRuns(output, above: 0.5 * ceiling))
+        }
+        let split = try lowerBandError([1000]), whole = try lowerBandError([])
+        #expect(split.peak <= ceiling * 1.0001 && whole.peak <= ceiling * 1.0001, "peaks \(split.peak), \(whole.peak) over \(ceiling)")
+        #expect(split.flat == 0)
+        #expect(split.error < 0.5, "split: the tone's level moves by at most 0.5 dB, not \(split.error) dB")
+        #expect(whole.error > 3, "whole: the tone is pumped by the bursts (\(whole.error) dB)")
     }
 }

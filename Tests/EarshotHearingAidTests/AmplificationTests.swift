@@ -65,6 +65,17 @@ import Testing
         }
     }
 
+    /// The limiter takes what it must first from where the loss is moderately severe or worse:
+    /// above 866 Hz for S3 (47.5 dB HL at 750 Hz, 60 at 1 kHz); a loss as severe from the lowest
+    /// band up (N4) and a normal ear are limited as a whole.
+    @Test func theLimiterSplitsBelowTheSevereLoss() throws {
+        let split = try Self.fitting.compression().limiterSplitHz
+        #expect(split.count == 2 && abs((split[0] ?? 0) - (750.0 * 1000).squareRoot()) < 1e-9 && split[1] == nil, "\(split)")
+        let n4 = try #require(Self.steepest["N4"])
+        let flat = try Prescription.fit(try PureToneAudiogram(left: n4, right: n4), maximumOutputDBSPL: 110)
+        #expect(try flat.compression().limiterSplitHz == [nil, nil])
+    }
+
     /// Level steps: the gain falls within an attack time and rises back over the release time
     /// (the level detector's times, without the output limiter, which the loud step engages).
     @Test func attackIsFastAndReleaseIsSlow() throws {

@@ -176,6 +176,7 @@ def main():
     parser.add_argument("--systems", default=",".join(SYSTEMS))
     parser.add_argument("--quick", action="store_true", help="only the first item of each cell (for tuning)")
     parser.add_argument("--max-output-dbspl", type=float, default=110.0, help="the fitting's maximum output (default 110)")
+    parser.add_argument("--amplify-args", default="", help="more arguments for `earshot amplify` (to tune the compressor)")
     parser.add_argument("--listen-args", default="", help="more arguments for `earshot listen` (to tune the chain)")
     parser.add_argument("--pairs", help="judge on these clean/noisy pairs instead (noisy_speech/mssnsd: held out, never tuned on)")
     parser.add_argument("--pairs-count", type=int, default=8, help="how many of the pairs")
@@ -214,7 +215,7 @@ def main():
             elif system == "Clarity baseline":
                 processed = clarity_baseline(mix, item["listener"])
             elif system == "Earshot WDRC":
-                processed = earshot(args, ["amplify", *fitting], audio + "-mix.wav", listener_file, os.path.join(work, "out.wav"))
+                processed = earshot(args, ["amplify", *fitting, *args.amplify_args.split()], audio + "-mix.wav", listener_file, os.path.join(work, "out.wav"))
             else:
                 processed = earshot(args, ["listen", *fitting, "--max-output-dbfs", "0", *args.listen_args.split()],
                                     audio + "-mix.wav", listener_file, os.path.join(work, "out.wav"))
