@@ -253,8 +253,8 @@ public final class SpectralProcessor<Stage: SpectralStage>: AudioProcessor {
         fft.forward()
         stage.process(spectrum: fft.spectrum, channel: channel)
         let start = configuration.synthesisStart
-        // This frame's share of the next hop: all that is known of it yet, for the limiter.
-        let known = max(0, min(hop, n - start - hop))
+        // This frame's share of the next hop: all that is known of it yet, for the limiter alone.
+        let known = state.limiter == nil ? 0 : max(0, min(hop, n - start - hop))
         if let split = state.splitBin, let limiter = state.limiter {
             let spectrum = fft.spectrum
             spectrumCopy.withUnsafeMutableBufferPointer { copy in
