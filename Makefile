@@ -150,10 +150,14 @@ eval-sounds-dev: release venv
 # baseline (NAL-R + compressor) and Earshot with and without its noise reduction, per listener
 # and condition against the baseline; with a 110 dB SPL maximum output, above what full scale
 # plays, a check that no output sample exceeds the ceiling and that no waveform is cut at it.
+# Then the same layout on material nothing was tuned on: the MS-SNSD pairs (other speakers, real
+# noise mixed by others at 0–15 dB), each scene's clean take in quiet and its mix in noise.
 # Scores are cached by output in eval/data.
 eval-amplify: release venv
 	$(VENV)/bin/pip install -q -e '.[clarity]'
 	$(PYTHON) eval/amplify/evaluate.py --earshot .build/release/earshot --data ../shared/data
+	$(PYTHON) eval/amplify/evaluate.py --earshot .build/release/earshot --pairs ../shared/data/noisy_speech/mssnsd \
+		--pairs-scenes --per-cell 3 --pairs-seconds 6 --seed 5 --out eval/data/amplify-held-out
 
 # The sound check on LibriSpeech speech with faults of known size (clipping, level, real noise at a
 # known SNR, hum, low-pass, a covered microphone, rooms of known RT60, DC, dropouts, echo), 30 %

@@ -25,6 +25,10 @@ the same NAL-R FIR (as Clarity scores quality: against NAL-R-amplified clean spe
 for each Earshot system against the baseline: HASPI at least 0.05 higher, HASQI no lower.
 
     .venv/bin/python eval/amplify/evaluate.py --earshot .build/release/earshot --data ../shared/data
+
+Held out: `--pairs ../shared/data/noisy_speech/mssnsd` judges on the MS-SNSD pairs (other
+speakers, real noise mixed by others at 0–15 dB), at 65 dB SPL; with `--pairs-scenes` in the
+layout above instead, each scene's clean take in quiet and its mix in noise, at 55/65/75 dB SPL.
 """
 import argparse
 import hashlib
@@ -89,31 +93,70 @@ def build_items(data, out, per_cell, seed):
     return items
 
 
+def pair_rows(pairs):
+    import csv
+    with open(os.path.join(pairs, "pairs.tsv")) as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def read_pair(pairs, row, seconds):
+    n = int(seconds * RATE)
+    clean, rate = sf.read(os.path.join(pairs, "clean", row["name"] + ".flac"), dtype="float64")
+    mix, _ = sf.read(os.path.join(pairs, "noisy", row["name"] + ".flac"), dtype="float64")
+    assert rate == RATE
+    return clean[:n], mix[:n]
+
+
+def snr_band(row):
+    snr = float(row["snr_db"])
+    return "0–5 dB" if snr < 5 else "5–10 dB" if snr < 10 else "10–15 dB"
+
+
+def write_item(out, name, clean, mix, gain):
+    sf.write(os.path.join(out, "audio", name + "-clean.wav"), (clean * gain).astype(np.float32), RATE, subtype="FLOAT")
+    sf.write(os.path.join(out, "audio", name + "-mix.wav"), (mix * gain).astype(np.float32), RATE, subtype="FLOAT")
+
+
 def build_pair_items(pairs, out, count, seconds):
     """Held-out material of another kind: the MS-SNSD pairs someone else mixed from real recorded
     noise (Freesound, DEMAND) at 0–15 dB, on speakers outside LibriSpeech, never trained or tuned
     on. Every `len(pairs) // count`-th pair, its first `seconds` (long enough for a hearing aid's
     slow noise reduction to engage), the clean speech at 65 dB SPL and the mix by the same gain."""
-    import csv
-    with open(os.path.join(pairs, "pairs.tsv")) as f:
-        rows = list(csv.DictReader(f, delimiter="\t"))
+    rows = pair_rows(pairs)
     rows = rows[::max(1, len(rows) // count)][:count]
-    n = int(seconds * RATE)
     os.makedirs(os.path.join(out, "audio"), exist_ok=True)
     items = []
     for row in rows:
-        clean, rate = sf.read(os.path.join(pairs, "clean", row["name"] + ".flac"), dtype="float64")
-        mix, _ = sf.read(os.path.join(pairs, "noisy", row["name"] + ".flac"), dtype="float64")
-        assert rate == RATE
-        clean, mix = clean[:n], mix[:n]
+        clean, mix = read_pair(pairs, row, seconds)
         gain = 10 ** ((65 - LEVEL1) / 20) / realaudio.rms(clean)
-        snr = float(row["snr_db"])
-        condition = "0–5 dB" if snr < 5 else "5–10 dB" if snr < 10 else "10–15 dB"
         for listener in BISGAARD:
             name = f"{listener}-{row['name']}"
-            sf.write(os.path.join(out, "audio", name + "-clean.wav"), (clean * gain).astype(np.float32), RATE, subtype="FLOAT")
-            sf.write(os.path.join(out, "audio", name + "-mix.wav"), (mix * gain).astype(np.float32), RATE, subtype="FLOAT")
-            items.append({"name": name, "listener": listener, "level": 65, "condition": condition, "k": 0})
+            write_item(out, name, clean, mix, gain)
+            items.append({"name": name, "listener": listener, "level": 65, "condition": snr_band(row), "k": 0})
+    return items
+
+
+def build_pair_scenes(pairs, out, per_cell, seconds, seed):
+    """The MS-SNSD pairs in the layout of a listening panel's scenes: every listener at 55, 65 and
+    75 dB SPL, in quiet (the clean take) and in its real noise (the mix, at the SNR it was mixed
+    at), `per_cell` scenes each, every scene a pair drawn in turn from one seeded shuffle, so each
+    pair is heard by other listeners at other levels."""
+    rows = pair_rows(pairs)
+    order = np.random.default_rng(seed).permutation(len(rows))
+    os.makedirs(os.path.join(out, "audio"), exist_ok=True)
+    items, drawn = [], 0
+    for listener in BISGAARD:
+        for level in LEVELS:
+            for quiet in (True, False):
+                for k in range(per_cell):
+                    row = rows[int(order[drawn % len(rows)])]
+                    drawn += 1
+                    clean, mix = read_pair(pairs, row, seconds)
+                    gain = 10 ** ((level - LEVEL1) / 20) / realaudio.rms(clean)
+                    condition = "quiet" if quiet else "noise"
+                    name = f"{listener}-{level}-{condition}-{row['name']}"
+                    write_item(out, name, clean, clean if quiet else mix, gain)
+                    items.append({"name": name, "listener": listener, "level": level, "condition": condition, "k": k})
     return items
 
 
@@ -181,14 +224,22 @@ def main():
     parser.add_argument("--pairs", help="judge on these clean/noisy pairs instead (noisy_speech/mssnsd: held out, never tuned on)")
     parser.add_argument("--pairs-count", type=int, default=8, help="how many of the pairs")
     parser.add_argument("--pairs-seconds", type=float, default=8.0, help="how much of each pair")
+    parser.add_argument("--pairs-scenes", action="store_true",
+                        help="the pairs as scenes at 55/65/75 dB SPL in quiet and noise, --per-cell each (seed --seed)")
     args = parser.parse_args()
     if args.pairs and not os.path.exists(os.path.join(args.pairs, "pairs.tsv")):
         sys.exit(f"skipped: no pairs.tsv under {args.pairs} (see ../shared/data/SOURCES.md)")
     if not args.pairs and not os.path.isdir(os.path.join(args.data, "speech", "librispeech")):
         sys.exit(f"skipped: no LibriSpeech under {args.data}/speech/librispeech (see ../shared/data/SOURCES.md)")
     os.makedirs(args.out, exist_ok=True)
-    items = (build_pair_items(args.pairs, args.out, args.pairs_count, args.pairs_seconds) if args.pairs
-             else build_items(args.data, args.out, args.per_cell, args.seed))
+    if args.pairs_scenes and not args.pairs:
+        sys.exit("--pairs-scenes needs --pairs")
+    if args.pairs_scenes:
+        items = build_pair_scenes(args.pairs, args.out, args.per_cell, args.pairs_seconds, args.seed)
+    elif args.pairs:
+        items = build_pair_items(args.pairs, args.out, args.pairs_count, args.pairs_seconds)
+    else:
+        items = build_items(args.data, args.out, args.per_cell, args.seed)
     listeners = args.listeners.split(",")
     systems = args.systems.split(",")
     items = [i for i in items if i["listener"] in listeners and not (args.quick and i["k"] > 0)]
@@ -257,17 +308,22 @@ def main():
             print(f"| {label} | " + " | ".join(f"{mean(s, 0, **{field: value}):.3f} / {mean(s, 1, **{field: value}):.3f}" for s in systems) + " |")
     earshots = [s for s in systems if s.startswith("Earshot")]
     if "Clarity baseline" in systems and earshots:
-        print("\n## Against the baseline, per listener and condition: HASPI / HASQI difference\n")
-        print("| listener | " + " | ".join(f"{s}, {c}" for s in earshots for c in conditions) + " |")
-        print("| --- | " + " | ".join("---" for _ in earshots for _ in conditions) + " |")
-        for listener in listeners:
-            cells = []
-            for system in earshots:
-                for condition in conditions:
-                    where = {"listener": listener, "condition": condition}
-                    cells.append(f"{mean(system, 0, **where) - mean('Clarity baseline', 0, **where):+.3f} / "
-                                 f"{mean(system, 1, **where) - mean('Clarity baseline', 1, **where):+.3f}")
-            print(f"| {listener} | " + " | ".join(cells) + " |")
+        def against_baseline(field, values, label):
+            print("\n| listener | " + " | ".join(f"{s}, {label(v)}" for s in earshots for v in values) + " |")
+            print("| --- | " + " | ".join("---" for _ in earshots for _ in values) + " |")
+            for listener in listeners:
+                cells = []
+                for system in earshots:
+                    for value in values:
+                        where = {"listener": listener, field: value}
+                        cells.append(f"{mean(system, 0, **where) - mean('Clarity baseline', 0, **where):+.3f} / "
+                                     f"{mean(system, 1, **where) - mean('Clarity baseline', 1, **where):+.3f}")
+                print(f"| {listener} | " + " | ".join(cells) + " |")
+
+        print("\n## Against the baseline, per listener and condition, then level: HASPI / HASQI difference")
+        against_baseline("condition", conditions, str)
+        if len(levels) > 1:
+            against_baseline("level", levels, lambda v: f"{v} dB SPL")
         print()
         for system in earshots:
             haspi = mean(system, 0) - mean("Clarity baseline", 0)
