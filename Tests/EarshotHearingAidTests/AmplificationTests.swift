@@ -222,6 +222,42 @@ import Testing
         }
     }
 
+    /// With a calibrated playback that can play more than the maximum output (a full-scale sine is
+    /// 106 dB SPL in every band; the maximum is 100), the ceiling lies under full scale (−6 dBFS)
+    /// and the limiter holds loud speech under it the same way: no sample over it, none pinned
+    /// by the guard, no run of samples at one level near it.
+    @Test(arguments: ["N4", "S3"])
+    func aCalibratedCeilingIsLimitedNeverClipped(listener: String) throws {
+        let thresholds = try #require(Self.steepest[listener])
+        let fit = try Prescription.fit(try PureToneAudiogram(left: thresholds, right: thresholds), maximumOutputDBSPL: 100)
+        let table = Dictionary(uniqueKeysWithValues: [250.0, 500, 1000, 2000, 4000, 8000].map { ($0, 106.0) })
+        let profile = CalibrationProfile(name: "loud", transducer: .insert, fullScaleSPL: [.left: table, .right: table])
+        let ceilingDBFS = try fit.ceilingDBFS(calibration: profile)
+        #expect(abs(ceilingDBFS + 6) < 1e-9)
+        #expect(try fit.unreachableOutputDB(calibration: profile) == 0)
+        let ceiling = Float(pow(10, ceilingDBFS / 20))
+        for level in [80.0, 90.0] {
+            let input = Self.speech(levelDBSPL: level, seconds: 2, rate: Self.rate, seed: 5)
+            var unlimited = try fit.compression(calibration: profile)
+            unlimited.limitDBFS = nil
+            let raw = try Self.run(try WideDynamicRangeCompressor(unlimited), [input, input])[0]
+            #expect(raw.map(abs).max()! > ceiling, "\(listener) at \(Int(level)) dB SPL: the compressor alone goes over the ceiling")
+
+            let compression = try fit.compression(calibration: profile)
+            let amplify = ProcessorChain([try WideDynamicRangeCompressor(compression), OutputLevelGuard(ceilingDBFS: ceilingDBFS)])
+            let chain = try ListeningChain(detector: nil, amplification: compression, maximumOutputDBFS: ceilingDBFS)
+            for (name, processor) in [("amplify", amplify as any AudioProcessor), ("listening chain", chain)] {
+                for ear in try Self.run(processor, [input, input]) {
+                    let peak = ear.map(abs).max()!
+                    #expect(peak <= ceiling, "\(name), \(listener) at \(Int(level)) dB SPL: peak \(peak) over the ceiling \(ceiling)")
+                    #expect(peak < ceiling * Float(pow(10, -0.05 / 20)), "\(name), \(listener) at \(Int(level)) dB SPL: the guard had to pin a sample")
+                    #expect(peak > 0.5 * ceiling, "\(name), \(listener) at \(Int(level)) dB SPL: loud, not turned down (peak \(peak))")
+                    #expect(flatRuns(ear, above: 0.5 * ceiling) == 0, "\(name), \(listener) at \(Int(level)) dB SPL: flat runs near the ceiling")
+                }
+            }
+        }
+    }
+
     /// With amplification, noise reduction works per band and slowly (`BandNoiseReduction`):
     /// speech in quiet comes out as amplification alone makes it, and a loud steady noise is
     /// turned down, by at most 6 dB (less after the compressor, which gives back part of it).
