@@ -227,13 +227,15 @@ def main():
     parser.add_argument("--pairs-scenes", action="store_true",
                         help="the pairs as scenes at 55/65/75 dB SPL in quiet and noise, --per-cell each (seed --seed)")
     args = parser.parse_args()
+    if args.pairs_scenes and not args.pairs:
+        sys.exit("--pairs-scenes needs --pairs")
+    if args.per_cell < 1 or args.pairs_count < 1 or not args.pairs_seconds > 0:
+        sys.exit("--per-cell and --pairs-count must be at least 1, --pairs-seconds more than 0")
     if args.pairs and not os.path.exists(os.path.join(args.pairs, "pairs.tsv")):
         sys.exit(f"skipped: no pairs.tsv under {args.pairs} (see ../shared/data/SOURCES.md)")
     if not args.pairs and not os.path.isdir(os.path.join(args.data, "speech", "librispeech")):
         sys.exit(f"skipped: no LibriSpeech under {args.data}/speech/librispeech (see ../shared/data/SOURCES.md)")
     os.makedirs(args.out, exist_ok=True)
-    if args.pairs_scenes and not args.pairs:
-        sys.exit("--pairs-scenes needs --pairs")
     if args.pairs_scenes:
         items = build_pair_scenes(args.pairs, args.out, args.per_cell, args.pairs_seconds, args.seed)
     elif args.pairs:
@@ -245,6 +247,12 @@ def main():
     items = [i for i in items if i["listener"] in listeners and not (args.quick and i["k"] > 0)]
     cache_path = os.path.join(args.out, "scores.json")
     cache = json.load(open(cache_path)) if os.path.exists(cache_path) else {}
+
+    def save_cache():
+        # Whole or not at all: a run stopped mid-write must not leave scores the next run cannot read.
+        with open(cache_path + ".part", "w") as f:
+            json.dump(cache, f)
+        os.replace(cache_path + ".part", cache_path)
 
     work = tempfile.mkdtemp(prefix="earshot-amplify-")
     for listener in listeners:
@@ -283,8 +291,8 @@ def main():
         for done, (key, result) in enumerate(zip(keys, pool.map(score, jobs, chunksize=1))):
             cache[key] = result
             if done % 20 == 19:
-                json.dump(cache, open(cache_path, "w"))
-    json.dump(cache, open(cache_path, "w"))
+                save_cache()
+    save_cache()
 
     def mean(system, metric, **where):
         values = [cache[outputs[(i["name"], system)]][metric] for i in items if all(i[k] == v for k, v in where.items())]
