@@ -45,9 +45,9 @@ import Testing
         let linear = try Prescription.fit(Self.s3, rule: .nalR)
         let wdrc = try Prescription.fit(Self.s3, rule: .wdrc)
         // Medium speech gets NAL-R's gain (what quality is judged against), and where the loss
-        // is severe at most 6 dB more: 0.2 dB per dB over 50 dB HL (S3: 60 dB HL at 1 kHz,
+        // is severe at most 12 dB more: 0.4 dB per dB over 50 dB HL (S3: 60 dB HL at 1 kHz,
         // 70 at 1.5 kHz, 75 at 2 kHz, 80 and more above).
-        let severeExtra = [0, 0, 0, 2, 4, 5, 6, 6, 6, 6.0]
+        let severeExtra = [0, 0, 0, 4, 8, 10, 12, 12, 12, 12.0]
         #expect(wdrc.left.count == severeExtra.count)
         for ((l, w), extra) in zip(zip(linear.left, wdrc.left), severeExtra) {
             #expect(l.gainSoftDB == l.gainMediumDB && l.gainMediumDB == l.gainLoudDB && l.ratioSoft == 1 && l.ratioLoud == 1)
@@ -56,9 +56,13 @@ import Testing
             #expect(w.ratioSoft >= 1 && w.ratioSoft <= 3 && w.ratioLoud >= 1 && w.ratioLoud <= 3)
             #expect(w.maximumOutputDBSPL <= wdrc.maximumOutputDBSPL)
         }
-        // The more loss, the more compression: 4 kHz (80 dB HL) against 250 Hz (30 dB HL).
-        #expect(wdrc.left[7].ratioSoft > wdrc.left[0].ratioSoft + 0.5)
-        #expect(abs(wdrc.left[5].gainSoftDB - wdrc.left[5].gainMediumDB - 9) < 1e-9, "2 kHz, 75 dB HL: the full 9 dB for soft speech")
+        // The more loss, the more compression from soft to loud speech: 4 kHz (80 dB HL, where
+        // soft speech's gain stops at the feedback limit) against 250 Hz (30 dB HL).
+        let range = { (band: BandFitting) in band.gainSoftDB - band.gainLoudDB }
+        #expect(range(wdrc.left[7]) > range(wdrc.left[0]) + 3, "\(range(wdrc.left[7])) dB against \(range(wdrc.left[0])) dB")
+        #expect(wdrc.left[7].ratioLoud > wdrc.left[0].ratioLoud + 0.3)
+        #expect(abs(wdrc.left[3].gainSoftDB - wdrc.left[3].gainMediumDB - 8) < 1e-9, "1 kHz, 60 dB HL: 8 dB more for soft speech")
+        #expect(wdrc.left[5].gainSoftDB == 45, "2 kHz, 75 dB HL: soft speech's 9 dB more stops at the feedback limit")
     }
 
     /// Normal hearing: NAL-R's k(f) alone (+1 dB at 1–1.5 kHz), no compression.
