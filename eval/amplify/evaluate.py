@@ -31,9 +31,11 @@ speakers, real noise mixed by others at 0–15 dB), at 65 dB SPL; with `--pairs-
 layout above instead, each scene's clean take in quiet and its mix in noise, at 55/65/75 dB SPL.
 """
 import argparse
+import atexit
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -246,7 +248,13 @@ def main():
     systems = args.systems.split(",")
     items = [i for i in items if i["listener"] in listeners and not (args.quick and i["k"] > 0)]
     cache_path = os.path.join(args.out, "scores.json")
-    cache = json.load(open(cache_path)) if os.path.exists(cache_path) else {}
+    cache = {}
+    if os.path.exists(cache_path):
+        try:
+            with open(cache_path) as f:
+                cache = json.load(f)
+        except (OSError, ValueError):
+            print(f"{cache_path} is unreadable: scoring everything again", file=sys.stderr)
 
     def save_cache():
         # Whole or not at all: a run stopped mid-write must not leave scores the next run cannot read.
@@ -255,6 +263,7 @@ def main():
         os.replace(cache_path + ".part", cache_path)
 
     work = tempfile.mkdtemp(prefix="earshot-amplify-")
+    atexit.register(shutil.rmtree, work, ignore_errors=True)
     for listener in listeners:
         with open(os.path.join(work, listener + ".json"), "w") as f:
             ear = {str(hz): level for hz, level in zip(FREQUENCIES, BISGAARD[listener])}
