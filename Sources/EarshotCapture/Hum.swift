@@ -1,3 +1,4 @@
+import EarshotDSP
 import Foundation
 
 /// Mains hum: narrow lines at 50 or 60 Hz and their harmonics, standing out of a long-term
@@ -86,6 +87,18 @@ struct HumMeasure {
         fundamentalHz != nil && levelDBFS >= SoundCheck.Threshold.humDBFS
             && levelDBFS >= speech - SoundCheck.Threshold.humBelowSpeechDB
     }
+
+    /// `signal` (at `sampleRate`) with the lines notched out, from the fundamental up to
+    /// `highestHz`, each about 2 Hz wide, forwards and backwards so that nothing moves in time.
+    /// Offline only.
+    func notched(_ signal: [Float], sampleRate: Double) -> [Float] {
+        guard let fundamentalHz else { return signal }
+        let lines = stride(from: fundamentalHz, through: min(Self.highestHz, sampleRate / 2 - 1), by: fundamentalHz)
+        let sections = lines.map { BiquadCoefficients(.notch, frequencyHz: $0, q: $0 / Self.notchWidthHz, sampleRate: sampleRate) }
+        return BiquadFilter(sections: sections).zeroPhase(signal, sampleRate: sampleRate)
+    }
+
+    static let notchWidthHz = 2.0
 
     /// The mean spectrum of the quietest fifth of the frames: the pauses between words.
     static func quietestMean(_ spectrum: PowerSpectrogram) -> [Double] {

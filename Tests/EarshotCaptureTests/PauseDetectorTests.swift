@@ -135,6 +135,36 @@ import Testing
         #expect(PauseDetector.Pauses(sure: pauses.sure, likely: pauses.likely).bridged().sure == pauses.sure)
     }
 
+    /// A frame the share network is sure of counts on its own only where it may decide alone
+    /// and the talker is not too loud (a limiter's squeezed syllables sound like noise to it);
+    /// no burst counts in a frame that is not heard, nor a pause outside `pausesHeard`.
+    @Test func burstsCountOnlyWhereTheyAreHeard() {
+        let rate = 16_000.0
+        var signal = whiteNoise(48_000, dbfs: -70, seed: 7)
+        let burst = whiteNoise(48_000, dbfs: -25, seed: 8)
+        for n in 16_000..<32_000 { signal[n] += burst[n] }  // a noisy second between two quiet ones
+        func marks(_ range: Range<Int>, _ count: Int = 300) -> [Bool] { (0..<count).map { range.contains($0) } }
+        // The pause network hears pauses at both ends, the share network the middle as noise, and
+        // is sure of it, where the pause network thinks it no pause.
+        let pauses = PauseDetector.Pauses(sure: marks(0..<95).enumerated().map { $1 || $0 >= 205 }, likely: marks(0..<0),
+                                          possible: marks(0..<0), noiseShare: (0..<300).map { (100..<200).contains($0) ? 0.9 : 0.1 })
+        func noiseDB(_ x: [Float], pausesHeard: [Bool] = [], burstsHeard: [Bool] = [], alone: Bool) -> Double {
+            let frames = PowerSpectrogram(x, sampleRate: rate, frameSeconds: 0.032, hopSeconds: 0.01)
+            return 10 * log10(SpeechActivity(frames, pauses: pauses, pausesHeard: pausesHeard, burstsHeard: burstsHeard, shareAlone: alone).noisePower)
+        }
+        let quiet = noiseDB(signal, alone: false)
+        #expect(quiet < -60, "the pauses alone: \(quiet) dBFS")
+        let sure = noiseDB(signal, alone: true)
+        #expect(sure > -35, "the sure burst counts: \(sure) dBFS")
+        #expect(noiseDB(signal, burstsHeard: marks(0..<100) + marks(0..<0, 200), alone: true) < -60, "not where it is not heard")
+        // The same second 12 dB up is as loud as a too-loud talker: a squeezed syllable, to it.
+        let loud = signal.map { $0 * 4 }
+        #expect(noiseDB(loud, alone: true) - noiseDB(loud, alone: false) < 0.01)
+        // Pauses read only where heard: without the first second's, the last one's alone.
+        let late = noiseDB(signal, pausesHeard: marks(100..<300), alone: false)  // frames 205 on
+        #expect(abs(late - quiet) < 1 && late < -60)
+    }
+
     /// The share network decides alone only where its ±250 ms of context holds no gap: a run of
     /// held samples at least a dropout's shortest (3 ms) long.
     @Test func theShareNetworkIsNotAloneBesideAGap() {
@@ -148,5 +178,9 @@ import Testing
         #expect(beside.first == 75 && beside.last == 126, "\(beside.first ?? -1)…\(beside.last ?? -1)")
         #expect(beside.count == 52)
         #expect(SoundCheck.awayFromGaps(whiteNoise(32_000, dbfs: -30, seed: 5), sampleRate: 16_000, frames: frames).allSatisfy { $0 })
+        // The pauses keep clear of the gap's own frames and 50 ms around them.
+        let clear = SoundCheck.awayFromGaps(x, sampleRate: 16_000, frames: frames, by: SoundCheck.gapClearanceSeconds)
+        let near = clear.indices.filter { !clear[$0] }
+        #expect(near.first == 95 && near.last == 106, "\(near.first ?? -1)…\(near.last ?? -1)")
     }
 }

@@ -1,4 +1,4 @@
-import EarshotCapture
+@testable import EarshotCapture
 import EarshotCore
 import EarshotDSP
 import Foundation
@@ -251,6 +251,43 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
             let level = detail.firstMatch(of: /at (-?[0-9.]+) dBFS/).flatMap { Double($0.1) }
             #expect(level.map { abs($0 + 42.0) < 1.5 } == true, "\(detail)")
         }
+    }
+
+    /// Hum 10 dB under the talker is most of the power of its quiet sounds, and the pause
+    /// detector took those for pauses: the room tone read over the hum itself. Heard with
+    /// the lines notched out, the pauses are the room's again, and the level is the talker's.
+    @Test func loudHumIsNotTheRoomTone() throws {
+        for mains in [50.0, 60.0] {
+            let hum = (0..<speech.count).map { n -> Float in
+                let t = Double(n) / rate
+                return Float(0.03 * sin(2 * Double.pi * mains * t) + 0.012 * sin(2 * Double.pi * 2 * mains * t + 2)
+                             + 0.009 * sin(2 * Double.pi * 3 * mains * t + 1))
+            }
+            // (0.03² + 0.012² + 0.009²) / 2 is −32.5 dBFS.
+            let report = try check(plus(plus(speech, roomTone), hum))
+            #expect(kinds(report).contains("hum"))
+            #expect(report.metrics.noiseFloorDBFS < -37.5, "\(report.metrics)")
+            #expect(abs(report.metrics.speechLevelDBFS + 22) < 1, "\(report.metrics)")
+        }
+    }
+
+    /// The notches take the lines out and leave what lies between them.
+    @Test func notchedHumLeavesTheRest() {
+        let spectrum = { (x: [Float]) in PowerSpectrogram(x, sampleRate: rate, frameSeconds: 2, hopSeconds: 1) }
+        let pauses = { (x: [Float]) in PowerSpectrogram(x, sampleRate: rate, frameSeconds: 0.5, hopSeconds: 0.25) }
+        let lines = (0..<96_000).map { n -> Float in
+            let t = Double(n) / rate
+            return Float(0.05 * sin(2 * Double.pi * 50 * t) + 0.02 * sin(2 * Double.pi * 150 * t + 1))
+        }
+        let noise = whiteNoise(96_000, dbfs: -60, seed: 4)
+        let x = plus(lines, noise)
+        let hum = HumMeasure(spectrum(x), pauses: pauses(x))
+        #expect(hum.fundamentalHz == 50)
+        let notched = hum.notched(x, sampleRate: rate)
+        func power(_ y: [Float]) -> Double { 10 * log10(y[16_000..<80_000].reduce(0.0) { $0 + Double($1) * Double($1) } / 64_000) }
+        #expect(power(notched) - power(noise) < 0.5, "the lines are gone: \(power(notched)) against the noise's \(power(noise)) dBFS")
+        let tone = (0..<96_000).map { Float(0.05 * sin(2 * Double.pi * 425 * Double($0) / rate)) }
+        #expect(abs(power(hum.notched(tone, sampleRate: rate)) - power(tone)) < 0.1, "a tone between the lines stays")
     }
 
     @Test func faintHumIsMeasuredButNotAProblem() throws {
