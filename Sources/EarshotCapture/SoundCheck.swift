@@ -175,7 +175,7 @@ public struct SoundCheck {
     /// The frames beside a gap, those whose window holds part of it and the cut sound's last
     /// moments around it, are louder than the noise, and the pause network takes them for pauses.
     /// Found on the held-out recordings with dropouts of `make eval-soundcheck`, whose noise
-    /// read 10–20 dB high (at 30 ms some still did; docs/sound-check.md).
+    /// read up to 17 dB high (at 30 ms some still did; docs/sound-check.md).
     static let gapClearanceSeconds = 0.05
 
     /// Each frame of `frames` that starts at least `clearance` away from every gap: no run of
