@@ -106,9 +106,10 @@ public struct SoundCheck {
         // What the suppressor and the share network take for noise besides noise: a ringing
         // room's tails, an echo, clipping's distortion. Where one is measured, neither decides.
         let otherwiseNoiseLike = (reverberation.rt60Seconds ?? 0) >= Threshold.mostRT60Seconds || echo.delaySeconds != nil || clipped
+        let gaps = DropoutMeasure.held(signal)
         let activity = SpeechActivity(frames, roomTone: roomTone, pauses: pauses, rt60Seconds: reverberation.rt60Seconds,
-                                      pausesHeard: Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames, by: Self.gapClearanceSeconds),
-                                      burstsHeard: Self.awayFromGaps(signal, sampleRate: sampleRate, frames: frames),
+                                      pausesHeard: Self.awayFromGaps(gaps, sampleRate: sampleRate, frames: frames, by: Self.gapClearanceSeconds),
+                                      burstsHeard: Self.awayFromGaps(gaps, sampleRate: sampleRate, frames: frames),
                                       shareAlone: !otherwiseNoiseLike)
         let balance = SpectrumBalance(frames, activity: activity)
         let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
@@ -179,12 +180,13 @@ public struct SoundCheck {
     static let gapClearanceSeconds = 0.05
 
     /// Each frame of `frames` that starts at least `clearance` away from every gap: no run of
-    /// held samples (digital silence, a dropout's) of at least a dropout's shortest within it.
-    static func awayFromGaps(_ signal: [Float], sampleRate: Double, frames: PowerSpectrogram,
+    /// held samples (digital silence, a dropout's; `held`, as `DropoutMeasure.held` finds them)
+    /// of at least a dropout's shortest within it.
+    static func awayFromGaps(_ held: [Range<Int>], sampleRate: Double, frames: PowerSpectrogram,
                              by clearance: Double = pauseContextSeconds) -> [Bool] {
         var away = [Bool](repeating: true, count: frames.frames.count)
         let reach = clearance * sampleRate, hop = frames.hopSeconds * sampleRate
-        for run in DropoutMeasure.held(signal) where Double(run.count) >= DropoutMeasure.shortestSeconds * sampleRate {
+        for run in held where Double(run.count) >= DropoutMeasure.shortestSeconds * sampleRate {
             let first = max(0, Int(((Double(run.lowerBound) - reach) / hop).rounded(.down)))
             let last = min(away.count - 1, Int(((Double(run.upperBound) + reach) / hop).rounded(.up)))
             if first <= last { for t in first...last { away[t] = false } }

@@ -172,14 +172,14 @@ import Testing
         for i in 16_000..<16_160 { x[i] = 0 }  // 10 ms at 1 s
         for i in 24_000..<24_016 { x[i] = 0 }  // 1 ms at 1.5 s: too short to be a gap
         let frames = PowerSpectrogram(x, sampleRate: 16_000, frameSeconds: 0.032, hopSeconds: 0.01)
-        let away = SoundCheck.awayFromGaps(x, sampleRate: 16_000, frames: frames)
+        let away = SoundCheck.awayFromGaps(DropoutMeasure.held(x), sampleRate: 16_000, frames: frames)
         #expect(away.count == frames.frames.count)
         let beside = away.indices.filter { !away[$0] }
         #expect(beside.first == 75 && beside.last == 126, "\(beside.first ?? -1)…\(beside.last ?? -1)")
         #expect(beside.count == 52)
-        #expect(SoundCheck.awayFromGaps(whiteNoise(32_000, dbfs: -30, seed: 5), sampleRate: 16_000, frames: frames).allSatisfy { $0 })
+        #expect(SoundCheck.awayFromGaps(DropoutMeasure.held(whiteNoise(32_000, dbfs: -30, seed: 5)), sampleRate: 16_000, frames: frames).allSatisfy { $0 })
         // The pauses keep clear of the gap's own frames and 50 ms around them.
-        let clear = SoundCheck.awayFromGaps(x, sampleRate: 16_000, frames: frames, by: SoundCheck.gapClearanceSeconds)
+        let clear = SoundCheck.awayFromGaps(DropoutMeasure.held(x), sampleRate: 16_000, frames: frames, by: SoundCheck.gapClearanceSeconds)
         let near = clear.indices.filter { !clear[$0] }
         #expect(near.first == 95 && near.last == 106, "\(near.first ?? -1)…\(near.last ?? -1)")
     }

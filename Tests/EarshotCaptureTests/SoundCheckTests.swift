@@ -71,6 +71,16 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
 
     func check(_ x: [Float], rate: Double = 16_000) throws -> SoundCheckReport { try SoundCheck(x, sampleRate: rate).report }
     func plus(_ a: [Float], _ b: [Float]) -> [Float] { zip(a, b).map { $0 + $1 } }
+    /// Mains hum as long as `speech`: the fundamental and the next two harmonics at `amplitudes`.
+    func mainsHum(_ mains: Double, amplitudes: [Double]) -> [Float] {
+        let lines = Array(zip(amplitudes, [0.0, 2, 1]).enumerated())
+        return (0..<speech.count).map { n in
+            let t = Double(n) / rate
+            return Float(lines.reduce(0.0) { sum, line in
+                sum + line.element.0 * sin(2 * Double.pi * Double(line.offset + 1) * mains * t + line.element.1)
+            })
+        }
+    }
 
     @Test func cleanSpeechIsGoodAndMeasuredRight() throws {
         let report = try check(plus(speech, roomTone))
@@ -238,11 +248,7 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
 
     @Test func humIsFoundAtItsMainsFrequency() throws {
         for mains in [50.0, 60.0] {
-            let hum = (0..<speech.count).map { n -> Float in
-                let t = Double(n) / rate
-                return Float(0.01 * sin(2 * Double.pi * mains * t) + 0.004 * sin(2 * Double.pi * 2 * mains * t + 2)
-                             + 0.003 * sin(2 * Double.pi * 3 * mains * t + 1))
-            }
+            let hum = mainsHum(mains, amplitudes: [0.01, 0.004, 0.003])
             let report = try check(plus(plus(speech, roomTone), hum))
             #expect(report.metrics.humHz == mains)
             #expect(kinds(report).contains("hum"))
@@ -258,11 +264,7 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
     /// the lines notched out, the pauses are the room's again, and the level is the talker's.
     @Test func loudHumIsNotTheRoomTone() throws {
         for mains in [50.0, 60.0] {
-            let hum = (0..<speech.count).map { n -> Float in
-                let t = Double(n) / rate
-                return Float(0.03 * sin(2 * Double.pi * mains * t) + 0.012 * sin(2 * Double.pi * 2 * mains * t + 2)
-                             + 0.009 * sin(2 * Double.pi * 3 * mains * t + 1))
-            }
+            let hum = mainsHum(mains, amplitudes: [0.03, 0.012, 0.009])
             // (0.03² + 0.012² + 0.009²) / 2 is −32.5 dBFS.
             let report = try check(plus(plus(speech, roomTone), hum))
             #expect(kinds(report).contains("hum"))
@@ -292,11 +294,7 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
 
     @Test func faintHumIsMeasuredButNotAProblem() throws {
         // The same hum 8 dB further down (-50 dBFS) lies 28 dB under the speech: found, not reported.
-        let hum = (0..<speech.count).map { n -> Float in
-            let t = Double(n) / rate
-            return Float(0.004 * sin(2 * Double.pi * 60 * t) + 0.0016 * sin(2 * Double.pi * 120 * t + 2)
-                         + 0.0012 * sin(2 * Double.pi * 180 * t + 1))
-        }
+        let hum = mainsHum(60, amplitudes: [0.004, 0.0016, 0.0012])
         let report = try check(plus(plus(speech, roomTone), hum))
         #expect(report.metrics.humHz == 60)
         #expect(!kinds(report).contains("hum"), "\(report.problems)")
