@@ -33,8 +33,11 @@ the fault is the level):
   dropouts      2–6 gaps of 5–120 ms of digital silence inside the speech
   echo          a copy 80–400 ms late, 3–12 dB down
 
-SNR is the active speech level against the added noise's mean power; RT60 the room response's
-own (Schroeder, −5 to −35 dB). Seeded; one WAV per item and items.json.
+SNR is the active speech level against the added noise's mean power as both are in the item:
+each carried through the faults after the noise (a limiter's and a clipper's gain, a cover's or a
+channel's filter, a converter's rate; `Parts`), with the SNR the noise went in at beside it
+(`snrAdded`); RT60 the room response's own (Schroeder, −5 to −35 dB). Seeded; one WAV per item
+and items.json.
 
     .venv/bin/python eval/soundcheck/build_set.py --data ../shared/data --split dev --noises held-out \
         --rooms held-out --rates 16000,48000 --earshot .build/release/earshot --out eval/data/soundcheck/held-out
@@ -325,6 +328,50 @@ LATE = ("too_loud", "clipping", "dc_offset", "dropouts")
 
 ORDER = ["reverberant", "echo", "noisy", "muffled", "narrowband", "hum", "too_quiet", "too_loud", "clipping",
          "dc_offset", "dropouts"]
+# Faults after the noise that add a sound of their own (neither the speech nor the noise), and
+# filters, which act on each part as on the whole.
+ADDED = ("hum", "dc_offset")
+FILTERS = ("muffled", "narrowband")
+
+
+class Parts:
+    """The speech and the added noise as they are in the item: each carried through every fault
+    after the noise, so that the SNR label is the recording's. A limiter, a clipper or a
+    converter that lowers the loud moments changes it (a limiter takes the words down and leaves
+    the pauses' noise, and squashes a shot more than the words), and a filter takes more of one
+    than of the other; the SNR the noise went in at is not what a listener hears."""
+
+    def __init__(self, speech, noise):
+        self.speech, self.noise = speech, noise
+
+    def through(self, kind, before, after, replay):
+        """The parts after fault `kind` made `after` of `before`; `replay` does it again to a
+        part with the same draws (a filter's)."""
+        if kind in ADDED:
+            return
+        if kind in FILTERS:
+            self.speech, self.noise = replay(self.speech), replay(self.noise)
+            return
+        # A level, a limiter, clipping or dropouts: the gain each sample was given.
+        gain = np.divide(after, before, out=np.zeros_like(after), where=np.abs(before) > 1e-12)
+        self.speech, self.noise = gain * self.speech, gain * self.noise
+
+    def scaled(self, before, after):
+        """The parts after a gain that made `after` of `before`."""
+        self.through("level", before, after, None)
+
+    def resampled(self, rate, to):
+        self.speech, self.noise = (soxr.resample(p, rate, to, quality="VHQ") for p in (self.speech, self.noise))
+
+    def snr_db(self, rate):
+        return float(10 * np.log10(active_power(self.speech, rate) / np.mean(self.noise ** 2)))
+
+
+def replayed(state):
+    """A generator that draws what one in `state` would have drawn."""
+    rng = np.random.default_rng()
+    rng.bit_generator.state = state
+    return rng
 
 
 def main():
@@ -374,17 +421,33 @@ def main():
         x = x + tone
         truth["roomTone"] = tone_kind
         rate = rates[int(rng.integers(len(rates)))]
-        at = RATE
+        at, parts = RATE, None
         for kind in sorted(faults, key=ORDER.index):
             if kind in LATE and at != rate:
                 x, at = soxr.resample(x, RATE, rate, quality="VHQ"), rate
+                if parts:
+                    parts.resampled(RATE, rate)
             if kind in LATE and not {"too_loud", "clipping"} & set(truth.get("applied", [])):
-                x = headroom(x)
+                before, x = x, headroom(x)
+                if parts:
+                    parts.scaled(before, x)
             truth.setdefault("applied", []).append(kind)
+            state, before = rng.bit_generator.state, x
             x = apply(kind, x, rng, truth, noises, rooms, speech_db, at)
+            if kind == "noisy":
+                parts = Parts(before, x - before)
+            elif parts:
+                parts.through(kind, before, x, lambda part: apply(kind, part, replayed(state), {}, noises, rooms, speech_db, at))
         if at != rate:
             x = soxr.resample(x, RATE, rate, quality="VHQ")
-        x = headroom(x) if not {"too_loud", "clipping"} & set(faults) else x
+            if parts:
+                parts.resampled(RATE, rate)
+        if not {"too_loud", "clipping"} & set(faults):
+            before, x = x, headroom(x)
+            if parts:
+                parts.scaled(before, x)
+        if parts:
+            truth["snrAdded"], truth["snr"] = truth["snr"], parts.snr_db(rate)
         truth.pop("applied", None)
         name = f"{i:04d}.wav"
         sf.write(os.path.join(args.out, name), x.astype(np.float32), rate, subtype="FLOAT")
