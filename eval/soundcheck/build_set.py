@@ -36,8 +36,9 @@ the fault is the level):
 SNR is the active speech level against the added noise's mean power as both are in the item:
 each carried through the faults after the noise (a limiter's and a clipper's gain, a cover's or a
 channel's filter, a converter's rate; `Parts`), with the SNR the noise went in at beside it
-(`snrAdded`); RT60 the room response's own (Schroeder, −5 to −35 dB). Seeded; one WAV per item
-and items.json.
+(`snrAdded`); the hum's distance under the speech likewise (`humBelowDB`, and
+`humBelowAddedDB`); RT60 the room response's own (Schroeder, −5 to −35 dB). Seeded; one WAV per
+item and items.json.
 
     .venv/bin/python eval/soundcheck/build_set.py --data ../shared/data --split dev --noises held-out \
         --rooms held-out --rates 16000,48000 --earshot .build/release/earshot --out eval/data/soundcheck/held-out
@@ -328,18 +329,19 @@ LATE = ("too_loud", "clipping", "dc_offset", "dropouts")
 
 ORDER = ["reverberant", "echo", "noisy", "muffled", "narrowband", "hum", "too_quiet", "too_loud", "clipping",
          "dc_offset", "dropouts"]
-# Faults after the noise that add a sound of their own (neither the speech nor the noise), and
-# filters, which act on each part as on the whole.
+# Faults that add a sound of their own, which leaves a carried sound and what it lies under as
+# they were, and filters, which act on each part as on the whole.
 ADDED = ("hum", "dc_offset")
 FILTERS = ("muffled", "narrowband")
 
 
 class Parts:
-    """The speech and the added noise as they are in the item: each carried through every fault
-    after the noise, so that the SNR label is the recording's. A limiter, a clipper or a
-    converter that lowers the loud moments changes it (a limiter takes the words down and leaves
-    the pauses' noise, and squashes a shot more than the words), and a filter takes more of one
-    than of the other; the SNR the noise went in at is not what a listener hears."""
+    """What an added sound (the noise, the hum) was added to, and the sound, as they are in the
+    item: each carried through every fault after it, so that the label of how far under the
+    speech it lies is the recording's. A limiter, a clipper or a converter that lowers the loud
+    moments changes it (a limiter takes the words down and leaves the pauses' noise or hum, and
+    squashes a shot more than the words), and a filter takes more of one than of the other; the
+    level the sound went in at is not what a listener hears."""
 
     def __init__(self, speech, noise):
         self.speech, self.noise = speech, noise
@@ -363,8 +365,13 @@ class Parts:
     def resampled(self, rate, to):
         self.speech, self.noise = (soxr.resample(p, rate, to, quality="VHQ") for p in (self.speech, self.noise))
 
-    def snr_db(self, rate):
+    def under_db(self, rate):
+        """How far the added sound lies under the active level of what it was added to."""
         return float(10 * np.log10(active_power(self.speech, rate) / np.mean(self.noise ** 2)))
+
+
+# The labels `Parts` keeps true of the recording, and where each keeps the level it went in at.
+CARRIED = {"noisy": ("snr", "snrAdded"), "hum": ("humBelowDB", "humBelowAddedDB")}
 
 
 def replayed(state):
@@ -421,33 +428,34 @@ def main():
         x = x + tone
         truth["roomTone"] = tone_kind
         rate = rates[int(rng.integers(len(rates)))]
-        at, parts = RATE, None
+        at, carried = RATE, {}
         for kind in sorted(faults, key=ORDER.index):
             if kind in LATE and at != rate:
                 x, at = soxr.resample(x, RATE, rate, quality="VHQ"), rate
-                if parts:
+                for parts in carried.values():
                     parts.resampled(RATE, rate)
             if kind in LATE and not {"too_loud", "clipping"} & set(truth.get("applied", [])):
                 before, x = x, headroom(x)
-                if parts:
+                for parts in carried.values():
                     parts.scaled(before, x)
             truth.setdefault("applied", []).append(kind)
             state, before = rng.bit_generator.state, x
             x = apply(kind, x, rng, truth, noises, rooms, speech_db, at)
-            if kind == "noisy":
-                parts = Parts(before, x - before)
-            elif parts:
+            for parts in carried.values():
                 parts.through(kind, before, x, lambda part: apply(kind, part, replayed(state), {}, noises, rooms, speech_db, at))
+            if kind in CARRIED:
+                carried[kind] = Parts(before, x - before)
         if at != rate:
             x = soxr.resample(x, RATE, rate, quality="VHQ")
-            if parts:
+            for parts in carried.values():
                 parts.resampled(RATE, rate)
         if not {"too_loud", "clipping"} & set(faults):
             before, x = x, headroom(x)
-            if parts:
+            for parts in carried.values():
                 parts.scaled(before, x)
-        if parts:
-            truth["snrAdded"], truth["snr"] = truth["snr"], parts.snr_db(rate)
+        for kind, parts in carried.items():
+            label, added = CARRIED[kind]
+            truth[added], truth[label] = truth[label], parts.under_db(rate)
         truth.pop("applied", None)
         name = f"{i:04d}.wav"
         sf.write(os.path.join(args.out, name), x.astype(np.float32), rate, subtype="FLOAT")
