@@ -2,7 +2,8 @@
 checker with ACX-style thresholds and WADA-SNR, in one table.
 
 Per problem kind: precision, recall and F1 of `earshot soundcheck --format json`; macro-F1 over the
-kinds; the share of clean recordings judged good; metric errors against the faults' known sizes
+kinds; the share of clean recordings judged good (also of those whose untouched LibriSpeech source
+WADA-SNR reads 20 dB or more: the labels take every source as clean); metric errors against the faults' known sizes
 (SNR dB, RT60 s, bandwidth Hz, hum Hz). The peer checks what such a checker can: RMS −23…−18 dBFS,
 peaks under −3 dBFS, samples at full scale, a noise floor under −60 dBFS, WADA-SNR at least 20 dB
 (Kim & Stern 2008), and a DC offset over 0.01.
@@ -116,6 +117,26 @@ def inherited(items, reports, clean, own):
           f"{(len(clean) - len(flagged)) / max(1, len(clean) - len(same)):.1%}")
 
 
+def clean_by_wada(args, items, reports, clean, line=20.0):
+    """Clean items whose untouched LibriSpeech source WADA-SNR reads at `line` dB or more (the
+    peer's estimator, which shares nothing with the sound check) and how many are judged good:
+    the labels take every source as clean, and a source WADA-SNR reads as noisy is not."""
+    wada = {}
+    for speaker in sorted({items[i]["speaker"] for i in clean}):
+        found = glob.glob(os.path.join(args.data, "speech", "librispeech", f"{speaker}-*.flac"))
+        if found:
+            x = sf.read(found[0], dtype="float64")[0]
+            wada[speaker] = wada_snr(x - x.mean())
+    if not wada:
+        return
+    screened = [i for i in clean if wada.get(items[i]["speaker"], 0) >= line]
+    good = sum(reports[i]["verdict"] == "good" for i in screened)
+    kinds = Counter(p["kind"] for i in screened for p in reports[i]["problems"])
+    print(f"clean recordings whose untouched source WADA-SNR reads {line:.0f} dB or more: {len(screened)} of {len(clean)}; "
+          f"judged good {good}/{len(screened)} = {good / max(1, len(screened)):.1%}"
+          + (" (" + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())) + ")" if kinds else ""))
+
+
 def false_findings_of_sources(items, reports, own):
     """Per kind, the findings the labels call false (on any item) that the item's untouched
     LibriSpeech recording draws too, and the precision with those left out."""
@@ -181,6 +202,7 @@ def main():
     if own:
         if falsely:
             inherited(items, reports, clean, own)
+            clean_by_wada(args, items, reports, clean)
         false_findings_of_sources(items, reports, own)
 
     def errors(key, metric, pick=lambda it: True):
