@@ -343,8 +343,8 @@ class Parts:
     squashes a shot more than the words), and a filter takes more of one than of the other; the
     level the sound went in at is not what a listener hears."""
 
-    def __init__(self, speech, noise):
-        self.speech, self.noise = speech, noise
+    def __init__(self, under, added):
+        self.under, self.added = under, added
 
     def through(self, kind, before, after, replay):
         """The parts after fault `kind` made `after` of `before`; `replay` does it again to a
@@ -352,22 +352,22 @@ class Parts:
         if kind in ADDED:
             return
         if kind in FILTERS:
-            self.speech, self.noise = replay(self.speech), replay(self.noise)
+            self.under, self.added = replay(self.under), replay(self.added)
             return
         # A level, a limiter, clipping or dropouts: the gain each sample was given.
         gain = np.divide(after, before, out=np.zeros_like(after), where=np.abs(before) > 1e-12)
-        self.speech, self.noise = gain * self.speech, gain * self.noise
+        self.under, self.added = gain * self.under, gain * self.added
 
     def scaled(self, before, after):
         """The parts after a gain that made `after` of `before`."""
         self.through("level", before, after, None)
 
     def resampled(self, rate, to):
-        self.speech, self.noise = (soxr.resample(p, rate, to, quality="VHQ") for p in (self.speech, self.noise))
+        self.under, self.added = (soxr.resample(p, rate, to, quality="VHQ") for p in (self.under, self.added))
 
     def under_db(self, rate):
         """How far the added sound lies under the active level of what it was added to."""
-        return float(10 * np.log10(active_power(self.speech, rate) / np.mean(self.noise ** 2)))
+        return float(10 * np.log10(active_power(self.under, rate) / np.mean(self.added ** 2)))
 
 
 # The labels `Parts` keeps true of the recording, and where each keeps the level it went in at.

@@ -3,8 +3,8 @@ checker with ACX-style thresholds and WADA-SNR, in one table.
 
 Per problem kind: precision, recall and F1 of `earshot soundcheck --format json`; macro-F1 over the
 kinds; the share of clean recordings judged good (also of those whose untouched LibriSpeech source
-WADA-SNR reads 20 dB or more: the labels take every source as clean); metric errors against the faults' known sizes
-(SNR dB, RT60 s, bandwidth Hz, hum Hz). The peer checks what such a checker can: RMS −23…−18 dBFS,
+WADA-SNR reads 20 dB or more: the labels take every source as clean); metric errors against the
+faults' known sizes (SNR dB, RT60 s, bandwidth Hz, hum Hz). The peer checks what such a checker can: RMS −23…−18 dBFS,
 peaks under −3 dBFS, samples at full scale, a noise floor under −60 dBFS, WADA-SNR at least 20 dB
 (Kim & Stern 2008), and a DC offset over 0.01.
 
