@@ -88,7 +88,8 @@ public struct SoundCheck {
         let humNotched = hum.isAudible(besideSpeechDBFS: withHum)
         let heard = humNotched ? hum.notched(centred, sampleRate: sampleRate) : centred
 
-        let frames = PowerSpectrogram(heard, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01)
+        let spectrogram = { (x: [Float]) in PowerSpectrogram(x, sampleRate: sampleRate, frameSeconds: 0.032, hopSeconds: 0.01) }
+        let frames = spectrogram(heard)
         let roomTone = roomToneSeconds > 0 ? 0..<Int(roomToneSeconds / frames.hopSeconds) : nil
         // The pause detector and the echo's whitening predictor (24 coefficients) hear at 16 kHz;
         // at a higher rate the same order whitens too little of speech's band, and dropouts read as echoes.
@@ -111,34 +112,42 @@ public struct SoundCheck {
                                       pausesHeard: Self.awayFromGaps(gaps, sampleRate: sampleRate, frames: frames, by: Self.gapClearanceSeconds),
                                       burstsHeard: Self.awayFromGaps(gaps, sampleRate: sampleRate, frames: frames),
                                       shareAlone: !otherwiseNoiseLike)
+        // The notches take some of the talker's own power with the hum's (the voice's harmonics
+        // that cross them: 0.3–0.9 dB of its active level), so the level is read on the recording
+        // as it is, the hum taken out of every frame with the room tone.
+        let speechPower = humNotched
+            ? Self.speechPower(spectrogram(centred), over: activity.noisePower + pow(10, hum.levelDBFS / 10))
+            : activity.speechPower
         let balance = SpectrumBalance(frames, activity: activity)
-        let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: activity.speechPower)
+        let dropouts = DropoutMeasure(signal, sampleRate: sampleRate, speechPower: speechPower)
 
-        let speech = Level.dB(power: activity.speechPower), noise = Level.dB(power: activity.noisePower)
+        let speech = Level.dB(power: speechPower), noise = Level.dB(power: activity.noisePower)
         // SNR against the broadband background: hum is reported as hum, not counted twice as
         // noise. Hum near the speech fills the room tone under 1 kHz with its lines and the
         // harmonics speech hides, so there that part is taken at most as dense as twice the 1–2 kHz
         // band's. Fainter lines (an engine's, a recorder's) are taken out at their own power only:
-        // the same cap would take babble's and traffic's low half for hum.
-        // Against the speech level as reported, so the finding agrees with the numbers it gives.
+        // the same cap would take babble's and traffic's low half for hum. Whether it is reported
+        // is judged against the speech level as reported, so the finding agrees with the numbers
+        // it gives; the cap holds wherever the lines were notched as well.
         let audibleHum = hum.isAudible(besideSpeechDBFS: Self.rounded(speech, 1))
+        let nearHum = audibleHum || humNotched
         func background(_ spectrum: [Double], in layout: PowerSpectrogram = frames) -> Double {
             let total = spectrum.reduce(0, +)
             guard hum.fundamentalHz != nil else { return total }
             let split = layout.bin(ofHz: HumMeasure.highestHz), octave = layout.bin(ofHz: 2 * HumMeasure.highestHz)
             let below = spectrum[0..<split].reduce(0, +), band = spectrum[split..<octave].reduce(0, +)
             let capped = min(below, 2 * band)
-            return total - below + (audibleHum ? capped : max(capped, below - pow(10, hum.levelDBFS / 10)))
+            return total - below + (nearHum ? capped : max(capped, below - pow(10, hum.levelDBFS / 10)))
         }
         func snrDB(over spectrum: [Double]) -> Double {
-            activity.speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background(spectrum)))
+            speechPower <= 0 ? 0 : min(100, speech - Level.dB(power: background(spectrum)))
         }
         // Noise on the words reads as quiet between them; the suppressor hears it there.
         let suppressed = try SuppressedNoise(narrow, sampleRate: PauseDetector.sampleRate)
         let heardBySuppressor = Level.dB(power: suppressed.keptSpeechPower)
             - Level.dB(power: background(suppressed.removed.frames[0], in: suppressed.removed)) + SuppressedNoise.allowanceDB
         let betweenWords = snrDB(over: activity.noiseSpectrum)
-        let onTheWords = !otherwiseNoiseLike && activity.speechPower > 0 && heardBySuppressor < betweenWords
+        let onTheWords = !otherwiseNoiseLike && speechPower > 0 && heardBySuppressor < betweenWords
         let snr = onTheWords ? heardBySuppressor : betweenWords
         let metrics = SoundCheckReport.Metrics(
             speechLevelDBFS: Self.rounded(speech, 1), peakDBFS: Self.rounded(Level.dB(amplitude: Double(peak)), 2),
@@ -147,7 +156,7 @@ public struct SoundCheck {
             bandwidthHz: Self.rounded(balance.bandwidthHz, 0), rt60Seconds: reverberation.rt60Seconds.map { Self.rounded($0, 2) },
             dcOffset: Self.rounded(dc, 5))
         let findings = Findings(
-            metrics: metrics, hasSpeech: activity.speechPower > 0 && speech > -90, clipping: clipping, dropouts: dropouts,
+            metrics: metrics, hasSpeech: speechPower > 0 && speech > -90, clipping: clipping, dropouts: dropouts,
             hum: hum, humAudible: audibleHum, highFrequencyBalanceDB: balance.highFrequencyBalanceDB, echo: echo, noiseOnTheWords: onTheWords,
             steadySNRDB: snrDB(over: activity.floorSpectrum))
         let problems = findings.problems()
@@ -178,6 +187,11 @@ public struct SoundCheck {
     /// Found on the held-out recordings with dropouts of `make eval-soundcheck`, whose noise
     /// read up to 17 dB high (at 30 ms some still did; docs/sound-check.md).
     static let gapClearanceSeconds = 0.05
+
+    /// The active speech level of `frames` (ITU-T P.56 style) with `noisePower` taken out of each.
+    static func speechPower(_ frames: PowerSpectrogram, over noisePower: Double) -> Double {
+        SpeechActivity.activeLevel((0..<frames.frames.count).map { max(0, frames.power($0) - noisePower) })
+    }
 
     /// Each frame of `frames` that starts at least `clearance` away from every gap: no run of
     /// held samples (digital silence, a dropout's; `held`, as `DropoutMeasure.held` finds them)

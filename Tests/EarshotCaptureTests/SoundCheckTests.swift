@@ -273,6 +273,19 @@ func kinds(_ report: SoundCheckReport) -> Set<String> { Set(report.problems.map(
         }
     }
 
+    /// The notches take a little of the talker with the hum (the harmonics that cross them), so
+    /// the level is read beside them: the same talker reads the same with hum 14 dB down.
+    @Test func humLeavesTheSpeechLevel() throws {
+        let clean = try check(plus(speech, roomTone))
+        // (0.02² + 0.008² + 0.006²) / 2 is −36.0 dBFS, 14 dB under the talker.
+        for mains in [50.0, 60.0] {
+            let hummed = try check(plus(plus(speech, roomTone), mainsHum(mains, amplitudes: [0.02, 0.008, 0.006])))
+            #expect(kinds(hummed).contains("hum"), "\(hummed.problems)")
+            #expect(abs(hummed.metrics.speechLevelDBFS - clean.metrics.speechLevelDBFS) <= 0.2,
+                    "\(hummed.metrics.speechLevelDBFS) dBFS with hum, \(clean.metrics.speechLevelDBFS) without")
+        }
+    }
+
     /// The notches take the lines out and leave what lies between them.
     @Test func notchedHumLeavesTheRest() {
         let spectrum = { (x: [Float]) in PowerSpectrogram(x, sampleRate: rate, frameSeconds: 2, hopSeconds: 1) }
