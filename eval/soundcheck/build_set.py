@@ -354,13 +354,13 @@ class Parts:
         if kind in FILTERS:
             self.under, self.added = replay(self.under), replay(self.added)
             return
-        # A level, a limiter, clipping or dropouts: the gain each sample was given.
+        self.gained(before, after)
+
+    def gained(self, before, after):
+        """The parts after a gain, sample by sample, that made `after` of `before`: a level, a
+        limiter, clipping or dropouts."""
         gain = np.divide(after, before, out=np.zeros_like(after), where=np.abs(before) > 1e-12)
         self.under, self.added = gain * self.under, gain * self.added
-
-    def scaled(self, before, after):
-        """The parts after a gain that made `after` of `before`."""
-        self.through("level", before, after, None)
 
     def resampled(self, rate, to):
         self.under, self.added = (soxr.resample(p, rate, to, quality="VHQ") for p in (self.under, self.added))
@@ -437,7 +437,7 @@ def main():
             if kind in LATE and not {"too_loud", "clipping"} & set(truth.get("applied", [])):
                 before, x = x, headroom(x)
                 for parts in carried.values():
-                    parts.scaled(before, x)
+                    parts.gained(before, x)
             truth.setdefault("applied", []).append(kind)
             state, before = rng.bit_generator.state, x
             x = apply(kind, x, rng, truth, noises, rooms, speech_db, at)
@@ -452,7 +452,7 @@ def main():
         if not {"too_loud", "clipping"} & set(faults):
             before, x = x, headroom(x)
             for parts in carried.values():
-                parts.scaled(before, x)
+                parts.gained(before, x)
         for kind, parts in carried.items():
             label, added = CARRIED[kind]
             truth[added], truth[label] = truth[label], parts.under_db(rate)

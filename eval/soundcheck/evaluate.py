@@ -93,15 +93,18 @@ def prf(tp, fp, fn):
     return p, r, (2 * p * r / (p + r) if p + r else 0.0)
 
 
+def sources(args, speakers):
+    """Each speaker's untouched LibriSpeech recording, where it is found."""
+    found = {speaker: glob.glob(os.path.join(args.data, "speech", "librispeech", f"{speaker}-*.flac"))
+             for speaker in sorted(set(speakers))}
+    return {speaker: paths[0] for speaker, paths in found.items() if paths}
+
+
 def source_reports(args, speakers):
     """`earshot soundcheck` on each speaker's untouched LibriSpeech recording, where it is found."""
-    sources = {}
-    for speaker in sorted(set(speakers)):
-        found = glob.glob(os.path.join(args.data, "speech", "librispeech", f"{speaker}-*.flac"))
-        if found:
-            sources[speaker] = found[0]
+    paths = sources(args, speakers)
     with ThreadPoolExecutor(2) as pool:
-        return dict(zip(sources, pool.map(lambda p: check(args.earshot, p), sources.values())))
+        return dict(zip(paths, pool.map(lambda p: check(args.earshot, p), paths.values())))
 
 
 def inherited(items, reports, clean, own):
@@ -122,11 +125,9 @@ def clean_by_wada(args, items, reports, clean, line=20.0):
     peer's estimator, which shares nothing with the sound check) and how many are judged good:
     the labels take every source as clean, and a source WADA-SNR reads as noisy is not."""
     wada = {}
-    for speaker in sorted({items[i]["speaker"] for i in clean}):
-        found = glob.glob(os.path.join(args.data, "speech", "librispeech", f"{speaker}-*.flac"))
-        if found:
-            x = sf.read(found[0], dtype="float64")[0]
-            wada[speaker] = wada_snr(x - x.mean())
+    for speaker, path in sources(args, [items[i]["speaker"] for i in clean]).items():
+        x = sf.read(path, dtype="float64")[0]
+        wada[speaker] = wada_snr(x - x.mean())
     if not wada:
         return
     screened = [i for i in clean if wada.get(items[i]["speaker"], 0) >= line]
