@@ -7,7 +7,10 @@ On the clean files: a telephone channel (through 8 kHz), steep low-passes at 3.4
 which should read `muffled` and not `narrowband`. On the noisy files: an echo 250 ms late, 0.4
 down (`echo 0.6 0.9 250 0.4`), which should read `echo` with the SNR of the echoed pair: the
 clean file's active level over the mean power of noisy less clean, as `snr.py` reads it, each
-through the same echo (it is linear), as the recording holds them.
+through the same echo (it is linear), as the recording holds them. And a mains buzz of another
+generator than build_set.py's hum (a softened saturated sine, odd harmonics, 0.1 Hz off 50 or
+60 Hz, 8–20 dB under the speech) on every third clean file: the speech level should read as
+without it.
 
     .venv/bin/python eval/soundcheck/sox_faults.py --earshot .build/release/earshot --data ../shared/data
 """
@@ -56,6 +59,31 @@ def echoed_snr(pair, effect, tmp):
     return 10 * np.log10(active_power(speech, rate) / np.mean(noise ** 2))
 
 
+def buzz(rng, n, rate, under_power):
+    """Mains buzz at `under_power` mean power: a saturated sine, softened, off the nominal line."""
+    t = np.arange(n) / rate
+    f0 = rng.choice([50.0, 60.0]) + rng.uniform(-0.1, 0.1)
+    y = np.convolve(np.tanh(4 * np.sin(2 * np.pi * f0 * t)), np.ones(8) / 8, "same")
+    return y * np.sqrt(under_power / np.mean(y ** 2))
+
+
+def level_beside_buzz(earshot, pairs, tmp, pool):
+    """How far the speech level moves when a buzz is added to a clean file."""
+    rng = np.random.default_rng(7)
+    paths = []
+    for i, p in enumerate(pairs[::3]):
+        x, rate = sf.read(p[3])
+        x = x - x.mean()
+        hummed = x + buzz(rng, len(x), rate, active_power(x, rate) * 10 ** (-rng.uniform(8, 20) / 10))
+        for name, y in ((f"clean-{i}.wav", x), (f"buzz-{i}.wav", hummed)):
+            sf.write(os.path.join(tmp, name), y.astype(np.float32), rate, subtype="FLOAT")
+        paths += [os.path.join(tmp, f"clean-{i}.wav"), os.path.join(tmp, f"buzz-{i}.wav")]
+    levels = [r["metrics"]["speechLevelDBFS"] for r in pool.map(lambda p: check(earshot, p), paths)]
+    moved = np.array(levels[1::2]) - np.array(levels[0::2])
+    print(f"\nspeech level with a buzz less without it, {len(moved)} clean files: median {np.median(moved):.2f} dB, "
+          f"mean distance {np.mean(np.abs(moved)):.2f} dB, within 0.2 dB {np.sum(np.abs(moved) <= 0.2)}")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--earshot", required=True)
@@ -86,6 +114,7 @@ def main():
             echoes = sum(any(q["kind"] == "echo" for q in r["problems"]) for r in reports)
             noisy = sum(r["metrics"]["snrDB"] < 20 for r, t in zip(reports, truths) if t < 20)
             print(f"| {name} | {echoes}/{len(paths)} | {noisy}/{sum(t < 20 for t in truths)} | {np.median(e):.2f} | {np.mean(e):.2f} |")
+        level_beside_buzz(args.earshot, pairs, tmp, pool)
 
 
 if __name__ == "__main__":
